@@ -1,0 +1,68 @@
+/* Convolution problem description and implementation lists.
+ * The API layer (src/api/conv_api.c) turns descriptors into an fdnn_conv_problem; each backend
+ * registers an ordered list of implementations; the first applicable one wins, and the
+ * Find / Get_v7 / workspace queries read the same lists. Relies on src/core/fdnn.h. */
+#ifndef FDNN_DISPATCH_CONV_H
+#define FDNN_DISPATCH_CONV_H
+
+#include "../core/fdnn.h"
+
+typedef enum { FDNN_CONV_FWD = 0, FDNN_CONV_BWD_DATA = 1, FDNN_CONV_BWD_FILTER = 2 } fdnn_conv_dir;
+
+/* Normalised convolution: always described as x (input activations), w (filter), y (output
+ * activations) regardless of direction; dims padded to 3 spatial dims (D, H, W) with unit
+ * sizes for 2-D problems (the D axis then has stride 0 in the strides arrays below). */
+typedef struct fdnn_conv_problem {
+    fdnn_conv_dir dir;
+    int nb_spatial;                 /* 2 or 3 (as described by the caller) */
+    int n, c, k, g;                 /* batch, input channels, output channels, groups */
+    int in[3], out[3], flt[3];      /* D, H, W / P extents / T, R, S filter extents */
+    int pad[3], stride[3], dil[3];
+    int cross_correlation;          /* 1: CUDNN_CROSS_CORRELATION, 0: CUDNN_CONVOLUTION (flip) */
+    /* strides in elements, order N, C, D, H, W; for NCHW_VECT_C the C stride is that of the
+     * vector and vect > 1 */
+    int64_t xs[5], ys[5];
+    int x_vect, y_vect;
+    int w_nhwc;                     /* filter stored K,R,S,C (NHWC) instead of K,C,R,S */
+    int w_vect;
+    cudnnDataType_t xtype, wtype, ytype, compute_type;
+    cudnnMathType_t math_type;
+} fdnn_conv_problem;
+
+/* Buffers of one call: x, w, y as in the problem; which one is written depends on dir
+ * (FWD writes y, BWD_DATA writes x, BWD_FILTER writes w). alpha/beta already converted. */
+typedef struct fdnn_conv_args {
+    const void *x, *w, *y;
+    void *out;
+    void *workspace;
+    size_t workspace_size;
+    double alpha, beta;
+} fdnn_conv_args;
+
+typedef struct fdnn_conv_impl {
+    const char *name;       /* stable name, e.g. "conv_fwd__im2col_gemm" */
+    int algo;               /* the cuDNN algorithm enum value of its direction it implements */
+    int deterministic;      /* 1 if bitwise reproducible */
+    cudnnMathType_t math;   /* math actually used: FMA for plain fp32, TENSOR_OP for tensor cores */
+    /* 1 if it can run p; else 0 and a reason in why */
+    int (*applicable)(const fdnn_conv_problem *p, char *why, size_t why_n);
+    size_t (*workspace)(const fdnn_conv_problem *p);
+    cudnnStatus_t (*run)(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+} fdnn_conv_impl;
+
+/* The ordered implementation list of a backend and direction (NULL-terminated). */
+const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir);
+
+/* Pick the implementation for a forced cuDNN algorithm enum: SUCCESS and *out, or
+ * NOT_SUPPORTED with a message naming the algorithms this backend implements. */
+cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int algo,
+                               const fdnn_conv_impl **out);
+
+/* Output dims of a forward convolution (validates the descriptor trio); src/api/conv_desc.c */
+cudnnStatus_t fdnn_conv_output_dims(const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *x,
+                                    const struct cudnnFilterStruct *w, int nb, int *out);
+
+/* Flop count of the direct convolution (2*N*K*C/G*prod(out)*prod(flt)). */
+double fdnn_conv_flops(const fdnn_conv_problem *p);
+
+#endif

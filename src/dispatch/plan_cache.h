@@ -1,0 +1,15 @@
+/* Per-handle plan cache: maps the bytes of a normalised problem (plus direction and algo)
+ * to a backend plan, so a repeated call costs a hash lookup. Owned by the handle, freed
+ * with it. Not thread-safe per handle, like cuDNN handles. */
+#ifndef FDNN_PLAN_CACHE_H
+#define FDNN_PLAN_CACHE_H
+#include "../core/fdnn.h"
+
+/* Returns the cached plan for key or NULL. */
+void *fdnn_plan_lookup(cudnnHandle_t h, const void *key, size_t keylen);
+/* Stores plan under key (copying the key); free_fn(plan) runs when the handle dies or the
+ * entry is evicted. Returns ALLOC_FAILED (and frees nothing) if memory runs out. */
+cudnnStatus_t fdnn_plan_insert(cudnnHandle_t h, const void *key, size_t keylen, void *plan,
+                               void (*free_fn)(void *));
+void fdnn_plan_cache_free(cudnnHandle_t h);
+#endif
