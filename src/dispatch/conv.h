@@ -50,8 +50,14 @@ typedef struct fdnn_conv_impl {
     cudnnStatus_t (*run)(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 } fdnn_conv_impl;
 
-/* The ordered implementation list of a backend and direction (NULL-terminated). */
+/* The ordered implementation list of a backend and direction (NULL-terminated). Each backend
+ * owns its list: src/cpu/conv_list_cpu.c defines fdnn_cpu_conv_impls, src/cuda/conv_list_cuda.c
+ * (only built with CUDA) defines fdnn_cuda_conv_impls; fdnn_conv_impls picks by backend. */
 const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir);
+const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir);
+#ifdef FDNN_HAVE_CUDA
+const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir);
+#endif
 
 /* Pick the implementation for a forced cuDNN algorithm enum: SUCCESS and *out, or
  * NOT_SUPPORTED with a message naming the algorithms this backend implements. */
