@@ -27,6 +27,7 @@ enum {
     FDNN_MAGIC_FILTER = 0x46444e46,
     FDNN_MAGIC_CONV = 0x46444e43,
     FDNN_MAGIC_ACT = 0x46444e41,
+    FDNN_MAGIC_DROPOUT = 0x46444e44,
     FDNN_MAGIC_DEAD = 0x44454144
 };
 
@@ -88,6 +89,18 @@ struct cudnnActivationStruct {
     cudnnNanPropagation_t nan_opt;
     double coef;
     double swish_beta;
+};
+
+/* Dropout: the mask of element i is fdnn_dropout_keep(seed, 0, i, dropout) (src/core/philox.h);
+ * states memory holds nothing the mask depends on, so restore only needs the seed. */
+struct cudnnDropoutStruct {
+    uint32_t magic;
+    int is_set;
+    cudnnHandle_t handle;
+    float dropout;
+    unsigned long long seed;
+    void *states;
+    size_t state_size;
 };
 
 /* --------------------------------------------------------------- errors */
