@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole FreeDNN test suite, as CI runs it: a warnings-as-errors build (with the CUDA
+# backend when nvcc is present) and its ctest run, then the same tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer (CPU backend only). GPU tests (label gpu)
+# are skipped on machines without an NVIDIA GPU; run them with: ctest --test-dir build -L gpu
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${FREEDNN_JOBS:-$(nproc)}
+
+echo "== build (warnings are errors)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFREEDNN_WERROR=ON
+cmake --build build -j"$jobs"
+echo "== tests"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFREEDNN_WERROR=ON -DFREEDNN_CUDA=OFF \
+      -DFREEDNN_SANITIZE=address,undefined
+cmake --build build-asan -j"$jobs"
+echo "== tests under sanitizers"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L cpu
