@@ -11,7 +11,7 @@ echo "== build (warnings are errors)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFREEDNN_WERROR=ON
 cmake --build build -j"$jobs"
 echo "== tests"
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" -LE gpu
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFREEDNN_WERROR=ON -DFREEDNN_CUDA=OFF \
