@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Build FreeDNN with the CUDA backend and run the GPU test label, compute-sanitizer and the
+# comparison with NVIDIA's cuDNN, on a machine with an NVIDIA GPU. Logs go to $OUT (or ./gpu-logs).
+#   tools/gpu_check.sh [tests|sanitize|compat|bench]...   (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-logs}
+mkdir -p "$out"
+steps=${*:-"tests sanitize compat bench"}
+jobs=$(nproc)
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+# NVIDIA's cuDNN: the Python wheel (nvidia-cudnn-cu*) if present, else the toolkit's
+nv_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) if nvidia.cudnn.__file__ else list(nvidia.cudnn.__path__)[0])' 2>/dev/null || true)
+echo "NVIDIA cuDNN root: ${nv_root:-none}" | tee -a "$out/gpu.txt"
+nv_lib=$(ls "$nv_root"/lib/libcudnn.so.9* 2>/dev/null | head -1)
+
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFREEDNN_WERROR=ON -DFREEDNN_CUDA=ON \
+      ${nv_root:+-DFREEDNN_NVIDIA_CUDNN_ROOT=$nv_root} > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+/usr/bin/time -f "build %e s" cmake --build build-gpu -j"$jobs" > "$out/build.log" 2>&1 || { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
+tail -1 "$out/build.log"
+export LD_LIBRARY_PATH="${nv_root:+$nv_root/lib:}${LD_LIBRARY_PATH:-}"
+
+for step in $steps; do
+  case $step in
+  tests)
+    ctest --test-dir build-gpu -L gpu --output-on-failure -j4 > "$out/ctest-gpu.log" 2>&1
+    grep -E 'tests passed|Passed|Failed|\*\*\*' "$out/ctest-gpu.log" | tail -40 ;;
+  sanitize)
+    for t in $(sed -n 's/^\(test_[a-z0-9_]*\)$/\1/p' tests/gpu_tests.txt); do
+      [ -x build-gpu/tests/$t ] || continue
+      FREEDNN_BACKEND=cuda timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 build-gpu/tests/$t > "$out/memcheck-$t.log" 2>&1
+      echo "memcheck $t: exit $? $(grep -E 'ERROR SUMMARY' "$out/memcheck-$t.log" | tail -1)"
+    done ;;
+  compat)
+    if [ -x build-gpu/tests/compat/compat_nvidia ]; then
+      FREEDNN_BACKEND=cuda python3 tests/compat/compare.py build-gpu/tests/compat/compat_freednn build-gpu/tests/compat/compat_nvidia | tee "$out/compat.log"
+    else
+      echo "compat: NVIDIA cuDNN not found, comparison not built"
+    fi ;;
+  bench)
+    if [ -x build-gpu/tools/freednn ]; then
+      for ty in fp32 fp16; do
+        FREEDNN_BACKEND=cuda timeout 240 build-gpu/tools/freednn bench --backend cuda --type $ty --layout nhwc --dir all -n 20 \
+          --layers bench/layers_gpu.txt ${nv_lib:+--vs-lib $nv_lib} > "$out/bench-$ty.log" 2>&1
+        echo "bench $ty: exit $?"; tail -25 "$out/bench-$ty.log"
+      done
+    fi ;;
+  esac
+done
