@@ -10,7 +10,7 @@ def run(binary):
     for line in out.stdout.splitlines():
         parts = line.split()
         if len(parts) >= 3 and parts[1] == "status":
-            vals = [float(v) for v in parts[5:6] + parts[7:8] + parts[9:]] if parts[2] == "CUDNN_STATUS_SUCCESS" else []
+            vals = [float(v) for v in parts[6:7] + parts[8:9] + parts[10:]] if parts[2] == "CUDNN_STATUS_SUCCESS" else []
             res[parts[0]] = (parts[2], vals)
     return res, out.stdout
 
