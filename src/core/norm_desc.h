@@ -79,9 +79,9 @@ void fdnn_cpu_dropout_bwd(const struct cudnnTensorStruct *dyd, const void *dy, c
 /* Spatial transformer on the CPU (bilinear, NCHW-logical x/y, grid N x H x W x 2). */
 void fdnn_cpu_stf_grid_fwd(const struct cudnnSpatialTransformerStruct *st, const void *theta, void *grid);
 void fdnn_cpu_stf_grid_bwd(const struct cudnnSpatialTransformerStruct *st, const void *dgrid, void *dtheta);
-void fdnn_cpu_stf_sampler_fwd(const struct cudnnSpatialTransformerStruct *st, double alpha, const struct cudnnTensorStruct *xd,
+cudnnStatus_t fdnn_cpu_stf_sampler_fwd(const struct cudnnSpatialTransformerStruct *st, double alpha, const struct cudnnTensorStruct *xd,
                               const void *x, const void *grid, double beta, const struct cudnnTensorStruct *yd, void *y);
-void fdnn_cpu_stf_sampler_bwd(const struct cudnnSpatialTransformerStruct *st, double alpha, const struct cudnnTensorStruct *xd,
+cudnnStatus_t fdnn_cpu_stf_sampler_bwd(const struct cudnnSpatialTransformerStruct *st, double alpha, const struct cudnnTensorStruct *xd,
                               const void *x, double beta, const struct cudnnTensorStruct *dxd, void *dx, double alphaDg,
                               const struct cudnnTensorStruct *dyd, const void *dy, const void *grid, double betaDg, void *dgrid);
 

@@ -119,6 +119,7 @@ static void sweep_one(cudnnDataType_t t, int layout, float p)
 {
     int nd = th_randint(4, 5), dim[5];
     for (int i = 0; i < nd; i++) dim[i] = th_randint(1, 7);
+    dim[0] = th_randint(2, 4), dim[2] = th_randint(4, 7), dim[3] = th_randint(2, 7), dim[1] = th_randint(4, 7); /* >= 128 elements */
     tns x, y, dyt, dxt;
     tns_make(&x, t, nd, dim, layout);
     tns_make(&y, t, nd, dim, (layout + 1) % 3);
