@@ -158,8 +158,14 @@ static void test_derive(void)
 }
 
 /* ------------------------------------------------- forward + backward sweep */
+static int big; /* one large case to exercise the threaded paths */
 static void random_shape(int nd, int *dim)
 {
+    if (big) {
+        int d[5] = {8, 16, 32, 32, 2};
+        memcpy(dim, d, sizeof(int) * nd);
+        return;
+    }
     dim[0] = th_randint(2, 5);
     dim[1] = th_randint(1, 6);
     for (int i = 2; i < nd; i++) dim[i] = th_randint(1, 6);
@@ -582,6 +588,10 @@ int main(void)
     }
     test_derive();
     test_sweep();
+    big = 1;
+    sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 2, 1);
+    sweep_one(CUDNN_DATA_HALF, 2, 4, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 0, 0);
+    big = 0;
     test_fd();
     test_errors();
     cudnnDestroy(H);
