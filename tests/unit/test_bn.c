@@ -1,0 +1,599 @@
+/* Batch normalization: cudnnDeriveBNTensorDescriptor, ForwardInference, ForwardTraining(+Ex),
+ * Backward(+Ex) and the Ex size queries, against tests/ref/norm_ref.c, over every data type,
+ * NCHW/NHWC/strided 4-D and 5-D layouts, the three modes, alpha/beta, NULL pairs, running-stat
+ * updates, finite-difference gradient checks and the error paths. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "th.h"
+#include "norm_ref.h"
+
+static cudnnHandle_t H;
+
+typedef struct {
+    cudnnTensorDescriptor_t d;
+    cudnnDataType_t t;
+    int nd, dim[5], stride[5];
+    int64_t n, span;
+} tns;
+
+/* layout 0: packed NCHW, 1: NHWC (channels last), 2: padded strides */
+static void tns_make(tns *a, cudnnDataType_t t, int nd, const int *dim, int layout)
+{
+    a->t = t;
+    a->nd = nd;
+    memcpy(a->dim, dim, sizeof(int) * nd);
+    int64_t s = 1;
+    if (layout == 1) {
+        a->stride[1] = 1;
+        s = dim[1];
+        for (int i = nd - 1; i >= 2; i--) a->stride[i] = (int)s, s *= dim[i];
+        a->stride[0] = (int)s;
+    } else {
+        for (int i = nd - 1; i >= 0; i--) {
+            a->stride[i] = (int)s;
+            s = s * dim[i] + (layout == 2 ? (i % 2) + 1 : 0);
+        }
+    }
+    a->n = 1;
+    a->span = 1;
+    for (int i = 0; i < nd; i++) a->n *= dim[i], a->span += (int64_t)(dim[i] - 1) * a->stride[i];
+    TH_OK(cudnnCreateTensorDescriptor(&a->d));
+    TH_OK(cudnnSetTensorNdDescriptor(a->d, t, nd, a->dim, a->stride));
+}
+
+static int64_t tns_off(const tns *a, int64_t e)
+{
+    int64_t o = 0;
+    for (int i = a->nd - 1; i >= 0; i--) o += (e % a->dim[i]) * a->stride[i], e /= a->dim[i];
+    return o;
+}
+
+/* Device buffer holding logical values v (may be NULL: all fill); gaps hold `fill`. */
+static void *tns_buf(const tns *a, const double *v, double fill)
+{
+    size_t sz = th_dtype_size(a->t);
+    char *h = malloc(sz * a->span);
+    for (int64_t i = 0; i < a->span; i++) th_from_double(&fill, a->t, h + i * sz, 1);
+    if (v)
+        for (int64_t e = 0; e < a->n; e++) th_from_double(&v[e], a->t, h + tns_off(a, e) * sz, 1);
+    void *d = th_alloc(H, sz * a->span);
+    th_upload(H, d, h, sz * a->span);
+    free(h);
+    return d;
+}
+
+static void tns_get(const tns *a, const void *d, double *v)
+{
+    size_t sz = th_dtype_size(a->t);
+    char *h = malloc(sz * a->span);
+    th_download(H, h, d, sz * a->span);
+    for (int64_t e = 0; e < a->n; e++) th_to_double(h + tns_off(a, e) * sz, a->t, &v[e], 1);
+    free(h);
+}
+
+/* raw bytes, for "unchanged" checks */
+static int same_bytes(const tns *a, const void *d, const void *before)
+{
+    size_t bytes = th_dtype_size(a->t) * a->span;
+    char *h = malloc(bytes);
+    th_download(H, h, d, bytes);
+    int r = memcmp(h, before, bytes) == 0;
+    free(h);
+    return r;
+}
+
+/* th_compare, except that an all-zero reference (a degenerate random case, e.g. every
+ * member clipped by RELU) demands an all-zero result instead of being rejected */
+static int cmp(const char *what, const double *got, const double *want, size_t n, double tol)
+{
+    int nz = 0;
+    for (size_t i = 0; i < n; i++) nz |= want[i] != 0;
+    if (nz) return th_compare(what, got, want, n, tol);
+    double m = 0;
+    for (size_t i = 0; i < n; i++) m = fabs(got[i]) > m ? fabs(got[i]) : m;
+    return TH_CHECK(m <= tol, "%s: reference is zero but got max |%g|", what, m);
+}
+
+static double *dalloc(int64_t n) { return calloc((size_t)n, sizeof(double)); }
+
+/* values exactly representable in every type: k/4 in [lo, hi] */
+static void fill_q(double *v, int64_t n, double lo, double hi)
+{
+    for (int64_t i = 0; i < n; i++) v[i] = th_randint((int)(lo * 4), (int)(hi * 4)) / 4.0;
+}
+
+static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+static cudnnDataType_t ptype(cudnnDataType_t t) { return (t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16) ? CUDNN_DATA_FLOAT : t; }
+
+static void scal(cudnnDataType_t t, double v, void *out)
+{
+    if (t == CUDNN_DATA_DOUBLE) *(double *)out = v;
+    else *(float *)out = (float)v;
+}
+
+static cudnnActivationDescriptor_t make_act(cudnnActivationMode_t m, double coef)
+{
+    cudnnActivationDescriptor_t a;
+    TH_OK(cudnnCreateActivationDescriptor(&a));
+    TH_OK(cudnnSetActivationDescriptor(a, m, CUDNN_NOT_PROPAGATE_NAN, coef));
+    return a;
+}
+
+/* ---------------------------------------------------------------- derive */
+static void test_derive(void)
+{
+    for (int ti = 0; ti < 4; ti++)
+        for (int nd = 4; nd <= 5; nd++)
+            for (int mode = 0; mode < 3; mode++) {
+                int dim[5] = {3, 5, 4, 6, 2};
+                tns x;
+                tns_make(&x, types[ti], nd, dim, 1);
+                cudnnTensorDescriptor_t d;
+                TH_OK(cudnnCreateTensorDescriptor(&d));
+                TH_OK(cudnnDeriveBNTensorDescriptor(d, x.d, (cudnnBatchNormMode_t)mode));
+                cudnnDataType_t t;
+                int nb, gd[8], gs[8];
+                TH_OK(cudnnGetTensorNdDescriptor(d, 8, &t, &nb, gd, gs));
+                TH_CHECK(t == ptype(types[ti]), "derived type %d for x type %d", (int)t, (int)types[ti]);
+                TH_CHECK(nb == nd, "derived nbDims %d want %d", nb, nd);
+                int ok = gd[0] == 1 && gd[1] == 5;
+                for (int i = 2; i < nd; i++) ok &= gd[i] == (mode == 0 ? dim[i] : 1);
+                TH_CHECK(ok, "derived dims wrong for mode %d nd %d", mode, nd);
+                TH_STATUS(cudnnDeriveBNTensorDescriptor(d, x.d, (cudnnBatchNormMode_t)3), CUDNN_STATUS_BAD_PARAM);
+                TH_STATUS(cudnnDeriveBNTensorDescriptor(NULL, x.d, CUDNN_BATCHNORM_SPATIAL), CUDNN_STATUS_BAD_PARAM);
+                TH_STATUS(cudnnDeriveBNTensorDescriptor(d, NULL, CUDNN_BATCHNORM_SPATIAL), CUDNN_STATUS_BAD_PARAM);
+                cudnnDestroyTensorDescriptor(d);
+                cudnnDestroyTensorDescriptor(x.d);
+            }
+    /* 3-D x cannot be derived */
+    tns x3;
+    int d3[3] = {2, 3, 4};
+    tns_make(&x3, CUDNN_DATA_FLOAT, 3, d3, 0);
+    cudnnTensorDescriptor_t d;
+    TH_OK(cudnnCreateTensorDescriptor(&d));
+    TH_STATUS(cudnnDeriveBNTensorDescriptor(d, x3.d, CUDNN_BATCHNORM_SPATIAL), CUDNN_STATUS_BAD_PARAM);
+    cudnnDestroyTensorDescriptor(d);
+    cudnnDestroyTensorDescriptor(x3.d);
+}
+
+/* ------------------------------------------------- forward + backward sweep */
+static int big; /* one large case to exercise the threaded paths */
+static void random_shape(int nd, int *dim)
+{
+    if (big) {
+        int d[5] = {8, 16, 32, 32, 2};
+        memcpy(dim, d, sizeof(int) * nd);
+        return;
+    }
+    dim[0] = th_randint(2, 5);
+    dim[1] = th_randint(1, 6);
+    for (int i = 2; i < nd; i++) dim[i] = th_randint(1, 6);
+}
+
+static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, int use_ex)
+{
+    int dim[5];
+    random_shape(nd, dim);
+    int per_act = mode == 0;
+    int64_t S = 1;
+    for (int i = 2; i < nd; i++) S *= dim[i];
+    int N = dim[0], C = dim[1];
+    int64_t P = per_act ? C * S : C, T = (int64_t)N * C * S;
+    if (per_act && N < 2) return;
+    tns x, y, z, pd;
+    tns_make(&x, t, nd, dim, layout);
+    tns_make(&y, t, nd, dim, (layout + 1) % 3); /* y in a different layout than x */
+    tns_make(&z, t, nd, dim, layout);
+    int pdim[5] = {1, C, 1, 1, 1};
+    for (int i = 2; i < nd; i++) pdim[i] = per_act ? dim[i] : 1;
+    tns_make(&pd, ptype(t), nd, pdim, 0);
+    char what[160];
+    snprintf(what, sizeof what, "%s layout %d nd %d mode %d ops %d ex %d", th_dtype_name(t), layout, nd, mode, ops, use_ex);
+
+    double *hx = dalloc(T), *hz = dalloc(T), *hy0 = dalloc(T), *hsc = dalloc(P), *hbi = dalloc(P), *hrm = dalloc(P), *hrv = dalloc(P);
+    fill_q(hx, T, -4, 4);
+    fill_q(hz, T, -2, 2);
+    fill_q(hy0, T, -2, 2);
+    fill_q(hsc, P, 0.25, 2);
+    for (int64_t q = 0; q < P; q++) hsc[q] *= th_randint(0, 1) ? 1 : -1;
+    fill_q(hbi, P, -2, 2);
+    fill_q(hrm, P, -1, 1);
+    fill_q(hrv, P, 0.25, 2);
+    int act_mode = ops == 0 ? REF_ACT_NONE : (th_randint(0, 1) ? REF_ACT_RELU : REF_ACT_ELU);
+    double coef = 1.0;
+    cudnnActivationDescriptor_t act = ops ? make_act((cudnnActivationMode_t)act_mode, coef) : NULL;
+    double eps = 1e-3, factor = th_randint(1, 4) / 8.0;
+    double alpha = th_randint(0, 1) ? 1.0 : 0.5, beta = th_randint(0, 1) ? 0.0 : 0.75;
+    char al[8], be[8];
+    scal(t, alpha, al);
+    scal(t, beta, be);
+
+    void *dx_ = tns_buf(&x, hx, 0), *dz = tns_buf(&z, hz, 0), *dy = tns_buf(&y, beta != 0 ? hy0 : NULL, NAN);
+    void *dsc = tns_buf(&pd, hsc, 0), *dbi = tns_buf(&pd, hbi, 0), *drm = tns_buf(&pd, hrm, 0), *drv = tns_buf(&pd, hrv, 0);
+    void *dsm = tns_buf(&pd, NULL, NAN), *dsv = tns_buf(&pd, NULL, NAN);
+    size_t rsz = 0, wsz = 1;
+    void *reserve = NULL;
+    if (use_ex) {
+        TH_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, act, x.d, &rsz));
+        TH_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, x.d,
+                                                                       ops == 2 ? z.d : NULL, y.d, pd.d, act, &wsz));
+        if (rsz) reserve = th_alloc(H, rsz);
+        TH_OK(cudnnBatchNormalizationForwardTrainingEx(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, al, be, x.d, dx_, z.d,
+                                                      ops == 2 ? dz : NULL, y.d, dy, pd.d, dsc, dbi, factor, drm, drv, eps, dsm, dsv, act,
+                                                      NULL, wsz, reserve, rsz));
+    } else {
+        TH_OK(cudnnBatchNormalizationForwardTraining(H, (cudnnBatchNormMode_t)mode, al, be, x.d, dx_, y.d, dy, pd.d, dsc, dbi, factor, drm,
+                                                    drv, eps, dsm, dsv));
+    }
+    /* reference; inputs converted through the type first (they are exact by construction) */
+    double *ry = dalloc(T), *rpre = dalloc(T), *rm = dalloc(P), *rvb = dalloc(P), *rvu = dalloc(P), *rinv = dalloc(P);
+    ref_norm_train(N, C, (int)S, per_act, hx, hsc, hbi, ops == 2 ? hz : NULL, act_mode, coef, eps, ry, rpre, rm, rvb, rvu, rinv);
+    for (int64_t e = 0; e < T; e++) ry[e] = alpha * ry[e] + (beta != 0 ? beta * hy0[e] : 0);
+    double *got = dalloc(T), *gp = dalloc(P), *want = dalloc(P);
+    double tol = th_tolerance("bn", t), ptol = th_tolerance("bn", ptype(t));
+    tns_get(&y, dy, got);
+    char w2[200];
+    snprintf(w2, sizeof w2, "fwd y %s", what);
+    cmp(w2, got, ry, (size_t)T, tol * 4);
+    tns_get(&pd, dsm, gp);
+    snprintf(w2, sizeof w2, "saved mean %s", what);
+    for (int64_t q = 0; q < P; q++) want[q] = rm[q] + 1000; /* shift so an all-zero mean still proves something */
+    for (int64_t q = 0; q < P; q++) gp[q] += 1000;
+    cmp(w2, gp, want, (size_t)P, ptol);
+    tns_get(&pd, dsv, gp);
+    snprintf(w2, sizeof w2, "saved invstd %s", what);
+    cmp(w2, gp, rinv, (size_t)P, ptol);
+    tns_get(&pd, drm, gp);
+    for (int64_t q = 0; q < P; q++) want[q] = hrm[q] * (1 - factor) + rm[q] * factor;
+    snprintf(w2, sizeof w2, "running mean %s", what);
+    cmp(w2, gp, want, (size_t)P, ptol);
+    tns_get(&pd, drv, gp);
+    for (int64_t q = 0; q < P; q++) want[q] = hrv[q] * (1 - factor) + rvu[q] * factor;
+    snprintf(w2, sizeof w2, "running var (unbiased) %s", what);
+    cmp(w2, gp, want, (size_t)P, ptol);
+
+    /* inference with the running stats we uploaded originally (ops NORM only via the BN API) */
+    if (!use_ex) {
+        void *drm0 = tns_buf(&pd, hrm, 0), *drv0 = tns_buf(&pd, hrv, 0), *dyi = tns_buf(&y, beta != 0 ? hy0 : NULL, NAN);
+        TH_OK(cudnnBatchNormalizationForwardInference(H, (cudnnBatchNormMode_t)mode, al, be, x.d, dx_, y.d, dyi, pd.d, dsc, dbi, drm0, drv0, eps));
+        ref_norm_infer(N, C, (int)S, per_act, hx, hsc, hbi, hrm, hrv, NULL, REF_ACT_NONE, 0, eps, ry);
+        for (int64_t e = 0; e < T; e++) ry[e] = alpha * ry[e] + (beta != 0 ? beta * hy0[e] : 0);
+        tns_get(&y, dyi, got);
+        snprintf(w2, sizeof w2, "inference y %s", what);
+        cmp(w2, got, ry, (size_t)T, tol * 4);
+        th_free(H, drm0), th_free(H, drv0), th_free(H, dyi);
+    }
+
+    /* backward: dy random, with saved stats (or NULL to recompute) */
+    double *hdy = dalloc(T), *hdx0 = dalloc(T), *hds0 = dalloc(P), *hdb0 = dalloc(P);
+    fill_q(hdy, T, -2, 2);
+    fill_q(hdx0, T, -2, 2);
+    fill_q(hds0, P, -2, 2);
+    fill_q(hdb0, P, -2, 2);
+    double aD = th_randint(0, 1) ? 1.0 : 2.0, bD = th_randint(0, 1) ? 0.0 : 0.5;
+    double aP = th_randint(0, 1) ? 1.0 : 0.5, bP = th_randint(0, 1) ? 0.0 : 1.0;
+    char aDs[8], bDs[8], aPs[8], bPs[8];
+    scal(t, aD, aDs), scal(t, bD, bDs), scal(t, aP, aPs), scal(t, bP, bPs);
+    tns dyt, dxt;
+    tns_make(&dyt, t, nd, dim, (layout + 2) % 3);
+    tns_make(&dxt, t, nd, dim, layout);
+    void *ddy = tns_buf(&dyt, hdy, 0), *ddx = tns_buf(&dxt, bD != 0 ? hdx0 : NULL, NAN), *ddz = tns_buf(&z, NULL, NAN);
+    void *dds = tns_buf(&pd, bP != 0 ? hds0 : NULL, NAN), *ddb = tns_buf(&pd, bP != 0 ? hdb0 : NULL, NAN);
+    int use_saved = th_randint(0, 1);
+    if (use_ex) {
+        size_t bw = 1;
+        TH_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, x.d, y.d, dyt.d,
+                                                               ops == 2 ? z.d : NULL, dxt.d, pd.d, act, &bw));
+        TH_OK(cudnnBatchNormalizationBackwardEx(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, aDs, bDs, aPs, bPs, x.d, dx_, y.d,
+                                                dy, dyt.d, ddy, z.d, ops == 2 ? ddz : NULL, dxt.d, ddx, pd.d, dsc, dbi, dds, ddb, eps,
+                                                use_saved ? dsm : NULL, use_saved ? dsv : NULL, act, NULL, bw, reserve, rsz));
+    } else {
+        TH_OK(cudnnBatchNormalizationBackward(H, (cudnnBatchNormMode_t)mode, aDs, bDs, aPs, bPs, x.d, dx_, dyt.d, ddy, dxt.d, ddx, pd.d, dsc,
+                                              dds, ddb, eps, use_saved ? dsm : NULL, use_saved ? dsv : NULL));
+    }
+    double *g = dalloc(T), *rdx = dalloc(T), *rds = dalloc(P), *rdb = dalloc(P);
+    for (int64_t e = 0; e < T; e++) g[e] = ops ? hdy[e] * ref_act_deriv(act_mode, coef, rpre[e]) : hdy[e];
+    ref_norm_bwd(N, C, (int)S, per_act, hx, g, hsc, rm, rinv, rdx, rds, rdb);
+    for (int64_t e = 0; e < T; e++) rdx[e] = aD * rdx[e] + (bD != 0 ? bD * hdx0[e] : 0);
+    for (int64_t q = 0; q < P; q++) {
+        rds[q] = aP * rds[q] + (bP != 0 ? bP * hds0[q] : 0);
+        rdb[q] = aP * rdb[q] + (bP != 0 ? bP * hdb0[q] : 0);
+    }
+    /* saved stats were stored in the param type: half/bf16 x keep float stats, so dx tolerance follows x */
+    tns_get(&dxt, ddx, got);
+    snprintf(w2, sizeof w2, "bwd dx %s saved %d", what, use_saved);
+    double gtol = t == CUDNN_DATA_FLOAT ? 1e-4 : tol * 4;
+    cmp(w2, got, rdx, (size_t)T, gtol);
+    tns_get(&pd, dds, gp);
+    snprintf(w2, sizeof w2, "bwd dscale %s", what);
+    cmp(w2, gp, rds, (size_t)P, t == CUDNN_DATA_DOUBLE ? 1e-12 : 1e-4);
+    tns_get(&pd, ddb, gp);
+    snprintf(w2, sizeof w2, "bwd dbias %s", what);
+    cmp(w2, gp, rdb, (size_t)P, t == CUDNN_DATA_DOUBLE ? 1e-12 : 1e-4);
+    if (ops == 2) {
+        tns_get(&z, ddz, got);
+        snprintf(w2, sizeof w2, "bwd dz %s", what);
+        cmp(w2, got, g, (size_t)T, tol);
+    }
+
+    th_free(H, dx_), th_free(H, dz), th_free(H, dy), th_free(H, dsc), th_free(H, dbi), th_free(H, drm), th_free(H, drv);
+    th_free(H, dsm), th_free(H, dsv), th_free(H, ddy), th_free(H, ddx), th_free(H, ddz), th_free(H, dds), th_free(H, ddb);
+    if (reserve) th_free(H, reserve);
+    free(hx), free(hz), free(hy0), free(hsc), free(hbi), free(hrm), free(hrv), free(ry), free(rpre), free(rm), free(rvb), free(rvu);
+    free(rinv), free(got), free(gp), free(want), free(hdy), free(hdx0), free(hds0), free(hdb0), free(g), free(rdx), free(rds), free(rdb);
+    if (act) cudnnDestroyActivationDescriptor(act);
+    cudnnDestroyTensorDescriptor(x.d), cudnnDestroyTensorDescriptor(y.d), cudnnDestroyTensorDescriptor(z.d);
+    cudnnDestroyTensorDescriptor(pd.d), cudnnDestroyTensorDescriptor(dyt.d), cudnnDestroyTensorDescriptor(dxt.d);
+}
+
+static void test_sweep(void)
+{
+    for (int ti = 0; ti < 4; ti++)
+        for (int layout = 0; layout < 3; layout++)
+            for (int nd = 4; nd <= 5; nd++)
+                for (int mode = 0; mode < 3; mode++) {
+                    sweep_one(types[ti], layout, nd, mode, 0, 0);
+                    for (int ops = 0; ops < 3; ops++) sweep_one(types[ti], layout, nd, mode, ops, 1);
+                }
+}
+
+/* ------------------------------------------- finite differences (DOUBLE) */
+/* L = sum(w * y) with y from ForwardTrainingEx; dL/dx, dL/dscale, dL/dbias, dL/dz from BackwardEx. */
+static double fd_loss(int mode, int ops, cudnnActivationDescriptor_t act, tns *x, tns *pd, const double *hx, const double *hz,
+                      const double *hsc, const double *hbi, const double *w)
+{
+    double one = 1, zero = 0;
+    void *dx_ = tns_buf(x, hx, 0), *dz = tns_buf(x, hz, 0), *dy = tns_buf(x, NULL, 0), *dsc = tns_buf(pd, hsc, 0), *dbi = tns_buf(pd, hbi, 0);
+    size_t rsz = 0;
+    TH_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, act, x->d, &rsz));
+    void *res = rsz ? th_alloc(H, rsz) : NULL;
+    TH_OK(cudnnBatchNormalizationForwardTrainingEx(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, &one, &zero, x->d, dx_, x->d, dz,
+                                                  x->d, dy, pd->d, dsc, dbi, 0, NULL, NULL, 1e-2, NULL, NULL, act, NULL, 0, res, rsz));
+    double *y = dalloc(x->n), L = 0;
+    tns_get(x, dy, y);
+    for (int64_t e = 0; e < x->n; e++) L += w[e] * y[e];
+    free(y);
+    th_free(H, dx_), th_free(H, dz), th_free(H, dy), th_free(H, dsc), th_free(H, dbi);
+    if (res) th_free(H, res);
+    return L;
+}
+
+static void test_fd(void)
+{
+    for (int mode = 0; mode < 3; mode += 1)
+        for (int ops = 0; ops < 3; ops++) {
+            int nd = 4, dim[5] = {3, 2, 2, 3, 1};
+            tns x, pd;
+            tns_make(&x, CUDNN_DATA_DOUBLE, nd, dim, 1);
+            int pdim[4] = {1, 2, mode == 0 ? 2 : 1, mode == 0 ? 3 : 1};
+            tns_make(&pd, CUDNN_DATA_DOUBLE, nd, pdim, 0);
+            int64_t T = x.n, P = pd.n;
+            double *hx = dalloc(T), *hz = dalloc(T), *w = dalloc(T), *sc = dalloc(P), *bi = dalloc(P);
+            th_fill_uniform(hx, T, -2, 2), th_fill_uniform(hz, T, -1, 1), th_fill_uniform(w, T, -1, 1);
+            th_fill_uniform(sc, P, 0.5, 1.5), th_fill_uniform(bi, P, -0.5, 0.5);
+            cudnnActivationDescriptor_t act = ops ? make_act(ops == 1 ? CUDNN_ACTIVATION_TANH : CUDNN_ACTIVATION_SIGMOID, 0) : NULL;
+            /* analytic */
+            double one = 1, zero = 0;
+            void *dx_ = tns_buf(&x, hx, 0), *dz = tns_buf(&x, hz, 0), *dy = tns_buf(&x, NULL, 0), *dsc = tns_buf(&pd, sc, 0), *dbi = tns_buf(&pd, bi, 0);
+            size_t rsz = 0;
+            TH_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, act, x.d, &rsz));
+            void *res = rsz ? th_alloc(H, rsz) : NULL;
+            void *sm = tns_buf(&pd, NULL, 0), *sv = tns_buf(&pd, NULL, 0);
+            TH_OK(cudnnBatchNormalizationForwardTrainingEx(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, &one, &zero, x.d, dx_, x.d,
+                                                          dz, x.d, dy, pd.d, dsc, dbi, 0, NULL, NULL, 1e-2, sm, sv, act, NULL, 0, res, rsz));
+            void *dw = tns_buf(&x, w, 0), *gx = tns_buf(&x, NULL, 0), *gz = tns_buf(&x, NULL, 0), *gs = tns_buf(&pd, NULL, 0), *gb = tns_buf(&pd, NULL, 0);
+            TH_OK(cudnnBatchNormalizationBackwardEx(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, &one, &zero, &one, &zero, x.d, dx_,
+                                                    x.d, dy, x.d, dw, x.d, gz, x.d, gx, pd.d, dsc, dbi, gs, gb, 1e-2, sm, sv, act, NULL, 0, res, rsz));
+            double *ax = dalloc(T), *az = dalloc(T), *as = dalloc(P), *ab = dalloc(P);
+            tns_get(&x, gx, ax), tns_get(&x, gz, az), tns_get(&pd, gs, as), tns_get(&pd, gb, ab);
+            double *nx = dalloc(T), *nz = dalloc(T), *ns = dalloc(P), *nb = dalloc(P), h = 1e-6;
+            for (int64_t e = 0; e < T; e++) {
+                double s0 = hx[e];
+                hx[e] = s0 + h;
+                double lp = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                hx[e] = s0 - h;
+                double lm = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                hx[e] = s0;
+                nx[e] = (lp - lm) / (2 * h);
+                if (ops == 2) {
+                    s0 = hz[e];
+                    hz[e] = s0 + h;
+                    lp = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                    hz[e] = s0 - h;
+                    lm = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                    hz[e] = s0;
+                    nz[e] = (lp - lm) / (2 * h);
+                }
+            }
+            for (int64_t q = 0; q < P; q++) {
+                double s0 = sc[q];
+                sc[q] = s0 + h;
+                double lp = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                sc[q] = s0 - h;
+                double lm = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                sc[q] = s0;
+                ns[q] = (lp - lm) / (2 * h);
+                s0 = bi[q];
+                bi[q] = s0 + h;
+                lp = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                bi[q] = s0 - h;
+                lm = fd_loss(mode, ops, act, &x, &pd, hx, hz, sc, bi, w);
+                bi[q] = s0;
+                nb[q] = (lp - lm) / (2 * h);
+            }
+            char wh[80];
+            snprintf(wh, sizeof wh, "FD dx mode %d ops %d", mode, ops);
+            th_compare(wh, ax, nx, (size_t)T, 1e-6);
+            snprintf(wh, sizeof wh, "FD dscale mode %d ops %d", mode, ops);
+            th_compare(wh, as, ns, (size_t)P, 1e-6);
+            snprintf(wh, sizeof wh, "FD dbias mode %d ops %d", mode, ops);
+            th_compare(wh, ab, nb, (size_t)P, 1e-6);
+            if (ops == 2) {
+                snprintf(wh, sizeof wh, "FD dz mode %d", mode);
+                th_compare(wh, az, nz, (size_t)T, 1e-6);
+            }
+            th_free(H, dx_), th_free(H, dz), th_free(H, dy), th_free(H, dsc), th_free(H, dbi), th_free(H, sm), th_free(H, sv);
+            th_free(H, dw), th_free(H, gx), th_free(H, gz), th_free(H, gs), th_free(H, gb);
+            if (res) th_free(H, res);
+            free(hx), free(hz), free(w), free(sc), free(bi), free(ax), free(az), free(as), free(ab), free(nx), free(nz), free(ns), free(nb);
+            if (act) cudnnDestroyActivationDescriptor(act);
+            cudnnDestroyTensorDescriptor(x.d), cudnnDestroyTensorDescriptor(pd.d);
+        }
+}
+
+/* ------------------------------------------------------------ error paths */
+static void test_errors(void)
+{
+    int dim[4] = {2, 3, 4, 5}, pdim[4] = {1, 3, 1, 1}, pbad[4] = {1, 4, 1, 1}, d3[3] = {2, 3, 4};
+    tns x, y, pd, pbadd, phalf, xh, x3, xi, yother;
+    tns_make(&x, CUDNN_DATA_FLOAT, 4, dim, 0);
+    tns_make(&y, CUDNN_DATA_FLOAT, 4, dim, 1);
+    tns_make(&pd, CUDNN_DATA_FLOAT, 4, pdim, 0);
+    tns_make(&pbadd, CUDNN_DATA_FLOAT, 4, pbad, 0);
+    tns_make(&xh, CUDNN_DATA_HALF, 4, dim, 0);
+    tns_make(&phalf, CUDNN_DATA_HALF, 4, pdim, 0);
+    tns_make(&x3, CUDNN_DATA_FLOAT, 3, d3, 0);
+    tns_make(&xi, CUDNN_DATA_INT8, 4, dim, 0);
+    int dim2[4] = {2, 3, 4, 6};
+    tns_make(&yother, CUDNN_DATA_FLOAT, 4, dim2, 0);
+    double *hx = dalloc(x.n), *hp = dalloc(3);
+    fill_q(hx, x.n, -3, 3);
+    hp[0] = 1, hp[1] = 2, hp[2] = 0.5;
+    void *dx_ = tns_buf(&x, hx, 0), *dy = tns_buf(&y, NULL, 7), *sc = tns_buf(&pd, hp, 0), *bi = tns_buf(&pd, hp, 0);
+    void *rm = tns_buf(&pd, hp, 0), *rv = tns_buf(&pd, hp, 0), *sm = tns_buf(&pd, NULL, 9), *sv = tns_buf(&pd, NULL, 9);
+    size_t yb = sizeof(float) * y.span;
+    void *ybefore = malloc(yb);
+    th_download(H, ybefore, dy, yb);
+    float one = 1, zero = 0;
+    cudnnBatchNormMode_t M = CUDNN_BATCHNORM_SPATIAL;
+#define TR(xd, yd, pdd, f, rmp, rvp, eps, smp, svp, want)                                                                                        \
+    do {                                                                                                                                         \
+        TH_STATUS(cudnnBatchNormalizationForwardTraining(H, M, &one, &zero, xd, dx_, yd, dy, pdd, sc, bi, f, rmp, rvp, eps, smp, svp), want); \
+        TH_CHECK(same_bytes(&y, dy, ybefore), "y changed on error");                                                                             \
+    } while (0)
+    TR(x.d, y.d, pd.d, 0.5, rm, NULL, 1e-5, sm, sv, CUDNN_STATUS_BAD_PARAM);  /* running pair half NULL */
+    TR(x.d, y.d, pd.d, 0.5, NULL, rv, 1e-5, sm, sv, CUDNN_STATUS_BAD_PARAM);
+    TR(x.d, y.d, pd.d, 0.5, rm, rv, 1e-5, sm, NULL, CUDNN_STATUS_BAD_PARAM);  /* saved pair half NULL */
+    TR(x.d, y.d, pd.d, 0.5, rm, rv, 1e-5, NULL, sv, CUDNN_STATUS_BAD_PARAM);
+    TR(x.d, y.d, pd.d, 0.5, rm, rv, -1e-5, sm, sv, CUDNN_STATUS_BAD_PARAM);   /* epsilon < CUDNN_BN_MIN_EPSILON */
+    TR(x.d, y.d, pd.d, 0.5, rm, rv, NAN, sm, sv, CUDNN_STATUS_BAD_PARAM);
+    TR(x.d, y.d, pbadd.d, 0.5, rm, rv, 1e-5, sm, sv, CUDNN_STATUS_BAD_PARAM); /* param desc not derived shape */
+    TR(x.d, yother.d, pd.d, 0.5, rm, rv, 1e-5, sm, sv, CUDNN_STATUS_BAD_PARAM); /* y dims differ */
+    TR(x.d, NULL, pd.d, 0.5, rm, rv, 1e-5, sm, sv, CUDNN_STATUS_BAD_PARAM);
+    TR(x3.d, y.d, pd.d, 0.5, rm, rv, 1e-5, sm, sv, CUDNN_STATUS_NOT_SUPPORTED); /* 3-D */
+    TR(xi.d, y.d, pd.d, 0.5, rm, rv, 1e-5, sm, sv, CUDNN_STATUS_NOT_SUPPORTED); /* INT8 */
+    TH_STATUS(cudnnBatchNormalizationForwardTraining(NULL, M, &one, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, 1, rm, rv, 1e-5, sm, sv),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardTraining(H, (cudnnBatchNormMode_t)7, &one, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, 1, rm, rv, 1e-5,
+                                                     sm, sv), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardTraining(H, M, &one, &zero, x.d, dx_, y.d, dy, pd.d, NULL, bi, 1, rm, rv, 1e-5, sm, sv),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardTraining(H, M, NULL, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, 1, rm, rv, 1e-5, sm, sv),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(same_bytes(&y, dy, ybefore), "y changed on error");
+    /* half x needs FLOAT params */
+    void *dxh = tns_buf(&xh, hx, 0), *dyh = tns_buf(&xh, NULL, 0);
+    TH_STATUS(cudnnBatchNormalizationForwardTraining(H, M, &one, &zero, xh.d, dxh, xh.d, dyh, phalf.d, sc, bi, 1, rm, rv, 1e-5, sm, sv),
+              CUDNN_STATUS_BAD_PARAM);
+    /* running/saved outputs untouched on error */
+    double *g = dalloc(3);
+    tns_get(&pd, rm, g);
+    TH_CHECK(g[0] == 1 && g[1] == 2 && g[2] == 0.5, "running mean changed on error");
+    tns_get(&pd, sm, g);
+    TH_CHECK(g[0] == 9 && g[1] == 9, "saved mean changed on error");
+    /* inference */
+    TH_STATUS(cudnnBatchNormalizationForwardInference(H, M, &one, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, NULL, rv, 1e-5), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardInference(H, M, &one, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, rm, rv, -1), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardInference(H, M, &one, &zero, x.d, dx_, y.d, dy, pbadd.d, sc, bi, rm, rv, 1e-5), CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(same_bytes(&y, dy, ybefore), "y changed on error");
+    /* backward */
+    void *ddx = tns_buf(&y, NULL, 7), *ds = tns_buf(&pd, NULL, 5), *db = tns_buf(&pd, NULL, 5);
+    TH_STATUS(cudnnBatchNormalizationBackward(H, M, &one, &zero, &one, &zero, x.d, dx_, x.d, dx_, y.d, ddx, pd.d, sc, ds, db, 1e-5, sm, NULL),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationBackward(H, M, &one, &zero, &one, &zero, x.d, dx_, x.d, dx_, y.d, ddx, pd.d, sc, ds, db, -1, NULL, NULL),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationBackward(H, M, &one, &zero, NULL, &zero, x.d, dx_, x.d, dx_, y.d, ddx, pd.d, sc, ds, db, 1e-5, NULL, NULL),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationBackward(H, M, &one, &zero, &one, &zero, x.d, dx_, yother.d, dx_, y.d, ddx, pd.d, sc, ds, db, 1e-5, NULL, NULL),
+              CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(same_bytes(&y, ddx, ybefore), "dx changed on error");
+    tns_get(&pd, ds, g);
+    TH_CHECK(g[0] == 5 && g[2] == 5, "dscale changed on error");
+    /* Ex: ops and activation and reserve */
+    cudnnActivationDescriptor_t act = make_act(CUDNN_ACTIVATION_RELU, 0);
+    size_t rs = 0, ws = 0;
+    TH_STATUS(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, M, (cudnnBatchNormOps_t)3, act, x.d, &rs), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, M, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, NULL, x.d, &rs), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, M, CUDNN_BATCHNORM_OPS_BN, NULL, x.d, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, M, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, act, x.d, &rs));
+    TH_CHECK(rs > 0, "activation needs a reserve");
+    TH_STATUS(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(H, M, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION, x.d, NULL, y.d, pd.d, act, &ws),
+              CUDNN_STATUS_BAD_PARAM); /* zDesc needed */
+    TH_STATUS(cudnnGetBatchNormalizationBackwardExWorkspaceSize(H, M, CUDNN_BATCHNORM_OPS_BN, x.d, y.d, x.d, NULL, yother.d, pd.d, NULL, &ws),
+              CUDNN_STATUS_BAD_PARAM);
+    void *res = th_alloc(H, rs);
+    TH_STATUS(cudnnBatchNormalizationForwardTrainingEx(H, M, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, x.d, dx_, NULL, NULL, y.d, dy, pd.d,
+                                                       sc, bi, 1, rm, rv, 1e-5, sm, sv, act, NULL, 0, res, rs - 1), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardTrainingEx(H, M, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, x.d, dx_, NULL, NULL, y.d, dy, pd.d,
+                                                       sc, bi, 1, rm, rv, 1e-5, sm, sv, NULL, NULL, 0, res, rs), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardTrainingEx(H, M, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION, &one, &zero, x.d, dx_, x.d, NULL, y.d, dy,
+                                                       pd.d, sc, bi, 1, rm, rv, 1e-5, sm, sv, act, NULL, 0, res, rs), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnBatchNormalizationForwardTrainingEx(H, M, (cudnnBatchNormOps_t)-1, &one, &zero, x.d, dx_, NULL, NULL, y.d, dy, pd.d, sc, bi,
+                                                       1, rm, rv, 1e-5, sm, sv, act, NULL, 0, res, rs), CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(same_bytes(&y, dy, ybefore), "y changed on Ex error");
+    TH_STATUS(cudnnBatchNormalizationBackwardEx(H, M, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, &one, &zero, x.d, dx_, y.d, dy, x.d, dx_,
+                                                NULL, NULL, y.d, ddx, pd.d, sc, bi, ds, db, 1e-5, NULL, NULL, act, NULL, 0, NULL, 0),
+              CUDNN_STATUS_BAD_PARAM); /* reserve missing */
+    TH_STATUS(cudnnBatchNormalizationBackwardEx(H, M, CUDNN_BATCHNORM_OPS_BN_ACTIVATION, &one, &zero, &one, &zero, x.d, dx_, y.d, NULL, x.d, dx_,
+                                                NULL, NULL, y.d, ddx, pd.d, sc, bi, ds, db, 1e-5, NULL, NULL, act, NULL, 0, res, rs),
+              CUDNN_STATUS_BAD_PARAM); /* yData missing */
+    TH_CHECK(same_bytes(&y, ddx, ybefore), "dx changed on Ex error");
+    /* running stats: factor 1 replaces; NULL running and saved pairs allowed */
+    TH_OK(cudnnBatchNormalizationForwardTraining(H, M, &one, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, 1.0, NULL, NULL, 0.0, NULL, NULL));
+    TH_OK(cudnnBatchNormalizationForwardTraining(H, M, &one, &zero, x.d, dx_, y.d, dy, pd.d, sc, bi, 1.0, rm, rv, 1e-5, NULL, NULL));
+    double *gm = dalloc(3), *gv = dalloc(3), *rmean = dalloc(3), *rvb = dalloc(3), *rvu = dalloc(3), *rinv = dalloc(3), *yy = dalloc(x.n);
+    ref_norm_train(2, 3, 20, 0, hx, hp, hp, NULL, REF_ACT_NONE, 0, 1e-5, yy, NULL, rmean, rvb, rvu, rinv);
+    tns_get(&pd, rm, gm);
+    tns_get(&pd, rv, gv);
+    for (int q = 0; q < 3; q++) rmean[q] += 10, gm[q] += 10;
+    th_compare("factor 1 running mean", gm, rmean, 3, 1e-6);
+    th_compare("factor 1 running var unbiased", gv, rvu, 3, 1e-6);
+    free(gm), free(gv), free(rmean), free(rvb), free(rvu), free(rinv), free(yy);
+    cudnnDestroyActivationDescriptor(act);
+    th_free(H, res), th_free(H, dx_), th_free(H, dy), th_free(H, sc), th_free(H, bi), th_free(H, rm), th_free(H, rv), th_free(H, sm);
+    th_free(H, sv), th_free(H, dxh), th_free(H, dyh), th_free(H, ddx), th_free(H, ds), th_free(H, db);
+    free(ybefore), free(hx), free(hp), free(g);
+    tns *all[] = {&x, &y, &pd, &pbadd, &phalf, &xh, &x3, &xi, &yother};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cudnnDestroyTensorDescriptor(all[i]->d);
+}
+
+int main(void)
+{
+    th_seed(20261130);
+    H = th_create_handle();
+    if (th_is_gpu(H)) {
+        /* no CUDA implementation yet: every compute entry says so */
+        int dim[4] = {2, 3, 4, 5}, pdim[4] = {1, 3, 1, 1};
+        tns x, pd;
+        tns_make(&x, CUDNN_DATA_FLOAT, 4, dim, 0);
+        tns_make(&pd, CUDNN_DATA_FLOAT, 4, pdim, 0);
+        float one = 1, zero = 0;
+        void *b = th_alloc(H, 4096);
+        TH_STATUS(cudnnBatchNormalizationForwardTraining(H, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x.d, b, x.d, b, pd.d, b, b, 1, NULL, NULL, 1e-5,
+                                                         NULL, NULL), CUDNN_STATUS_NOT_SUPPORTED);
+        th_free(H, b);
+        cudnnDestroy(H);
+        return th_finish();
+    }
+    test_derive();
+    test_sweep();
+    big = 1;
+    sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 2, 1);
+    sweep_one(CUDNN_DATA_HALF, 2, 4, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 0, 0);
+    big = 0;
+    test_fd();
+    test_errors();
+    cudnnDestroy(H);
+    return th_finish();
+}
