@@ -11,4 +11,9 @@ cudnnStatus_t fdnn_rnn_set(struct cudnnRNNStruct *r, cudnnRNNAlgo_t algo, cudnnR
                            cudnnDropoutDescriptor_t dropoutDesc, uint32_t auxFlags);
 cudnnStatus_t fdnn_rnn_set_clip(struct cudnnRNNStruct *r, cudnnRNNClipMode_t clipMode, cudnnNanPropagation_t nan, double lclip, double rclip);
 void fdnn_rnn_fill_tensor(struct cudnnTensorStruct *t, cudnnDataType_t dt, int d0, int d1, int d2);
+#include "../cpu/rnn_cpu.h"
+cudnnStatus_t fdnn_rnn_prepare(cudnnHandle_t handle, const struct cudnnRNNStruct *rd, const int32_t *devSeqLengths,
+                               const struct cudnnRNNDataStruct *xd, const struct cudnnRNNDataStruct *yd, const struct cudnnTensorStruct *hd,
+                               const struct cudnnTensorStruct *cd, size_t wsize, const void *w, size_t work_size, void *work, size_t res_size,
+                               void *res, int training, fdnn_rnn_run *run, fdnn_rnn_io *xio, fdnn_rnn_io *yio, int64_t **pack);
 #endif
