@@ -532,3 +532,125 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights(cudnnHandle_t hand
     return legacy_run(handle, rnnDesc, seqLength, xDesc, yDesc, hxDesc, cfake.magic ? &cfake : NULL, dwDesc, dw, (void *)workSpace,
                       workSpaceSizeInBytes, (void *)reserveSpace, reserveSpaceSizeInBytes, 1, 2, x, dw, hx, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 }
+
+/* ------------------------------------------------------------ Ex forms (RNN data descriptors) */
+static cudnnStatus_t ex_run(cudnnHandle_t handle, const struct cudnnRNNStruct *r, const struct cudnnRNNDataStruct *xd,
+                            const struct cudnnRNNDataStruct *yd, const struct cudnnTensorStruct *hd, const struct cudnnTensorStruct *cd,
+                            const struct cudnnFilterStruct *wDesc, const void *w, void *ws, size_t wsSize, void *res, size_t resSize, int training,
+                            int op, const void *a0, void *a1, const void *hx, void *hy, const void *cx, void *cy, const void *dhy, void *dhx,
+                            const void *dcy, void *dcx, int attn_args)
+{
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+    if (handle->backend == FDNN_BACKEND_CUDA) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "RNNs are not implemented on the CUDA backend yet");
+    if (attn_args) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the attention arguments (keys, cAttn, iAttn, queries, dkeys) must be NULL");
+    FDNN_CHECK(fdnn_rnn_check(r, "rnnDesc"));
+    FDNN_CHECK(fdnn_rnn_data_check(xd, "xDesc"));
+    struct cudnnRNNStruct c = *r;
+    c.input_size = xd->vec;
+    c.data_type = xd->dtype;
+    if (c.input_mode == CUDNN_SKIP_INPUT && c.input_size != c.hidden_size)
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "SKIP_INPUT needs inputSize (%d) == hiddenSize (%d)", c.input_size, c.hidden_size);
+    FDNN_CHECK(fdnn_check_filter(wDesc, "wDesc"));
+    fdnn_rnn_geom g;
+    fdnn_rnn_geom_of(&c, &g);
+    size_t need = (size_t)fdnn_rnn_weight_count(&g) * fdnn_dtype_size(c.data_type);
+    size_t have = (size_t)fdnn_filter_elems(wDesc) * fdnn_dtype_size(wDesc->dtype);
+    if (have < need) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "wDesc describes %zu bytes; the RNN needs %zu", have, need);
+    if (!hd) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "hxDesc is NULL");
+    fdnn_rnn_run run;
+    fdnn_rnn_io xio, yio;
+    int64_t *pack = NULL;
+    FDNN_CHECK(fdnn_rnn_prepare(handle, &c, xd->seq_len, xd, yd, hd, c.cell_mode == CUDNN_LSTM ? cd : NULL, need, w, wsSize, ws, resSize, res, training,
+                                &run, &xio, &yio, &pack));
+    if (!a0 || !a1) {
+        free(pack);
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "a data pointer (x, y, dy, dx or dw) is NULL");
+    }
+    if (op == 0) fdnn_rnn_cpu_forward(&run, &xio, a0, &yio, a1, hx, hy, cx, cy);
+    else if (op == 1) fdnn_rnn_cpu_backward_data(&run, &yio, a0, &xio, a1, hx, dhy, dhx, cx, dcy, dcx);
+    else fdnn_rnn_cpu_backward_weights(&run, 1, hx, a1);
+    free(pack);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* api: cpu */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardInferenceEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t xDesc,
+                                                                 const void *x, const cudnnTensorDescriptor_t hxDesc, const void *hx,
+                                                                 const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnFilterDescriptor_t wDesc,
+                                                                 const void *w, const cudnnRNNDataDescriptor_t yDesc, void *y,
+                                                                 const cudnnTensorDescriptor_t hyDesc, void *hy, const cudnnTensorDescriptor_t cyDesc,
+                                                                 void *cy, const cudnnRNNDataDescriptor_t kDesc, const void *keys,
+                                                                 const cudnnRNNDataDescriptor_t cDesc, void *cAttn, const cudnnRNNDataDescriptor_t iDesc,
+                                                                 void *iAttn, const cudnnRNNDataDescriptor_t qDesc, void *queries, void *workSpace,
+                                                                 size_t workSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    FDNN_CHECK(same_dims(hxDesc, hyDesc, "hxDesc", "hyDesc"));
+    FDNN_CHECK(same_dims(cxDesc, cyDesc, "cxDesc", "cyDesc"));
+    int attn = kDesc || keys || cDesc || cAttn || iDesc || iAttn || qDesc || queries;
+    return ex_run(handle, rnnDesc, xDesc, yDesc, hxDesc, cxDesc, wDesc, w, workSpace, workSpaceSizeInBytes, NULL, 0, 0, 0, x, y, hx, hy, cx, cy, NULL,
+                  NULL, NULL, NULL, attn);
+}
+
+/* api: cpu */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardTrainingEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t xDesc,
+                                                                const void *x, const cudnnTensorDescriptor_t hxDesc, const void *hx,
+                                                                const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnFilterDescriptor_t wDesc,
+                                                                const void *w, const cudnnRNNDataDescriptor_t yDesc, void *y,
+                                                                const cudnnTensorDescriptor_t hyDesc, void *hy, const cudnnTensorDescriptor_t cyDesc, void *cy,
+                                                                const cudnnRNNDataDescriptor_t kDesc, const void *keys, const cudnnRNNDataDescriptor_t cDesc,
+                                                                void *cAttn, const cudnnRNNDataDescriptor_t iDesc, void *iAttn,
+                                                                const cudnnRNNDataDescriptor_t qDesc, void *queries, void *workSpace,
+                                                                size_t workSpaceSizeInBytes, void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    FDNN_CHECK(same_dims(hxDesc, hyDesc, "hxDesc", "hyDesc"));
+    FDNN_CHECK(same_dims(cxDesc, cyDesc, "cxDesc", "cyDesc"));
+    int attn = kDesc || keys || cDesc || cAttn || iDesc || iAttn || qDesc || queries;
+    return ex_run(handle, rnnDesc, xDesc, yDesc, hxDesc, cxDesc, wDesc, w, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, 1, 0,
+                  x, y, hx, hy, cx, cy, NULL, NULL, NULL, NULL, attn);
+}
+
+/* api: cpu */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardDataEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t yDesc,
+                                                             const void *y, const cudnnRNNDataDescriptor_t dyDesc, const void *dy,
+                                                             const cudnnRNNDataDescriptor_t dcDesc, const void *dcAttn, const cudnnTensorDescriptor_t dhyDesc,
+                                                             const void *dhy, const cudnnTensorDescriptor_t dcyDesc, const void *dcy,
+                                                             const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnTensorDescriptor_t hxDesc,
+                                                             const void *hx, const cudnnTensorDescriptor_t cxDesc, const void *cx,
+                                                             const cudnnRNNDataDescriptor_t dxDesc, void *dx, const cudnnTensorDescriptor_t dhxDesc,
+                                                             void *dhx, const cudnnTensorDescriptor_t dcxDesc, void *dcx,
+                                                             const cudnnRNNDataDescriptor_t dkDesc, void *dkeys, void *workSpace, size_t workSpaceSizeInBytes,
+                                                             void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    (void)y;
+    (void)dyDesc;
+    FDNN_CHECK(same_dims(hxDesc, dhyDesc, "hxDesc", "dhyDesc"));
+    FDNN_CHECK(same_dims(hxDesc, dhxDesc, "hxDesc", "dhxDesc"));
+    FDNN_CHECK(same_dims(cxDesc, dcyDesc, "cxDesc", "dcyDesc"));
+    FDNN_CHECK(same_dims(cxDesc, dcxDesc, "cxDesc", "dcxDesc"));
+    int attn = dcDesc || dcAttn || dkDesc || dkeys;
+    return ex_run(handle, rnnDesc, dxDesc, yDesc, hxDesc, cxDesc, wDesc, w, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, 1, 1,
+                  dy, dx, hx, NULL, cx, NULL, dhy, dhx, dcy, dcx, attn);
+}
+
+/* api: cpu */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeightsEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t xDesc,
+                                                                const void *x, const cudnnTensorDescriptor_t hxDesc, const void *hx,
+                                                                const cudnnRNNDataDescriptor_t yDesc, const void *y, void *workSpace,
+                                                                size_t workSpaceSizeInBytes, const cudnnFilterDescriptor_t dwDesc, void *dw,
+                                                                void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    (void)y;
+    struct cudnnTensorStruct cfake;
+    memset(&cfake, 0, sizeof cfake);
+    if (rnnDesc && rnnDesc->magic == FDNN_MAGIC_RNN && rnnDesc->is_set && rnnDesc->cell_mode == CUDNN_LSTM && hxDesc &&
+        hxDesc->magic == FDNN_MAGIC_TENSOR && hxDesc->is_set && hxDesc->nb_dims == 3) {
+        cfake.magic = FDNN_MAGIC_TENSOR;
+        fdnn_rnn_fill_tensor(&cfake, hxDesc->dtype, hxDesc->dim[0], hxDesc->dim[1], rnnDesc->hidden_size);
+    }
+    return ex_run(handle, rnnDesc, xDesc, yDesc, hxDesc, cfake.magic ? &cfake : NULL, dwDesc, dw, workSpace, workSpaceSizeInBytes, reserveSpace,
+                  reserveSpaceSizeInBytes, 1, 2, x, dw, hx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0);
+}

@@ -119,6 +119,23 @@ static void one(int mode, int it)
     int acc = 1;
     for (long i = 0; i < nw; i++) acc &= fabsf(dw6[i] - 2 * dw8[i]) <= 1e-6f * (1 + fabsf(dw8[i]));
     TH_CHECK(acc, "v7 backward weights accumulates");
+    /* Ex forms with the v8 data descriptors */
+    float *ye = malloc(ny * 4), *dxe = malloc(nx * 4), *dwe = calloc(nw, 4), *dhxe = malloc(nh * 4), *dcxe = malloc(nc * 4);
+    TH_OK(cudnnRNNForwardTrainingEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ws,
+                                    ws6, res6, rs6));
+    TH_CHECK(bits_equal(ye, y8b, ny), "ForwardTrainingEx equals v8");
+    TH_OK(cudnnRNNForwardInferenceEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ws, ws6));
+    TH_CHECK(bits_equal(ye, y8b, ny), "ForwardInferenceEx equals v8");
+    TH_STATUS(cudnnRNNForwardInferenceEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, x8, x, NULL, NULL, NULL, NULL, NULL, NULL, ws, ws6),
+              CUDNN_STATUS_NOT_SUPPORTED);
+    TH_OK(cudnnRNNForwardTrainingEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ws,
+                                    ws6, res6, rs6));
+    TH_OK(cudnnRNNBackwardDataEx(h, r6, y8, ye, y8, dy, NULL, NULL, hd, dhy, cd, dcy, wd, w, hd, hx, cd, cx, x8, dxe, hd, dhxe, cd, dcxe, NULL, NULL, ws,
+                                 ws6, res6, rs6));
+    TH_CHECK(bits_equal(dxe, dx8, nx) && bits_equal(dhxe, dhx8, nh), "BackwardDataEx equals v8");
+    TH_OK(cudnnRNNBackwardWeightsEx(h, r6, x8, x, hd, hx, y8, ye, ws, ws6, wd, dwe, res6, rs6));
+    TH_CHECK(bits_equal(dwe, dw8, nw), "BackwardWeightsEx (accumulating into zeros) equals v8 SET");
+    free(ye); free(dxe); free(dwe); free(dhxe); free(dcxe);
     TH_STATUS(cudnnRNNForwardTraining(h, r6, T, xd, x, hd, hx, cd, cx, wd, w, yd, y6, hd, hy6, cd, cy6, ws, ws6, res6, rs6 - 1), CUDNN_STATUS_BAD_PARAM);
     TH_STATUS(cudnnRNNForwardTraining(h, r6, 0, xd, x, hd, hx, cd, cx, wd, w, yd, y6, hd, hy6, cd, cy6, ws, ws6, res6, rs6), CUDNN_STATUS_BAD_PARAM);
     free(x); free(hx); free(cx); free(dy); free(dhy); free(dcy); free(y6); free(y8b); free(hy6); free(hy8); free(cy6); free(cy8); free(yi);
