@@ -1,0 +1,480 @@
+/* RNN v8 API: descriptors, weight layout (through cudnnGetRNNWeightParams), forward against
+ * the unrolled double reference for every cell/direction/layout/dtype, finite-difference
+ * checks of cudnnRNNBackwardData_v8 and cudnnRNNBackwardWeights_v8, error paths. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "th.h"
+#include "rnn_ref.h"
+
+static cudnnHandle_t h;
+
+typedef struct {
+    int mode, D, L, in, H, P, bias, skip, T, N, clip;
+    cudnnDataType_t dt;
+    cudnnRNNDataLayout_t layout;
+    int len[16];
+    cudnnRNNDescriptor_t rnn;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    size_t wbytes, work, res;
+    void *w;
+    double *wd;           /* double copy of the weight space */
+    ref_rnn_layer *layers;
+    ref_rnn ref;
+} cfg_t;
+
+static size_t esz(cudnnDataType_t t) { return th_dtype_size(t); }
+
+static void setup(cfg_t *c)
+{
+    cudnnCreateRNNDescriptor(&c->rnn);
+    TH_OK(cudnnSetRNNDescriptor_v8(c->rnn, CUDNN_RNN_ALGO_STANDARD, (cudnnRNNMode_t)c->mode, (cudnnRNNBiasMode_t)c->bias,
+                                   c->D == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, c->skip ? CUDNN_SKIP_INPUT : CUDNN_LINEAR_INPUT, c->dt,
+                                   c->dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : c->dt, CUDNN_DEFAULT_MATH, c->in, c->H, c->P, c->L, NULL,
+                                   CUDNN_RNN_PADDED_IO_ENABLED));
+    if (c->clip) TH_OK(cudnnRNNSetClip_v8(c->rnn, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, -0.3, 0.35));
+    cudnnCreateRNNDataDescriptor(&c->xd);
+    cudnnCreateRNNDataDescriptor(&c->yd);
+    double fill = -7;
+    float ffill = -7;
+    uint16_t hfill;
+    th_from_double(&fill, CUDNN_DATA_HALF, &hfill, 1);
+    void *fp = c->dt == CUDNN_DATA_DOUBLE ? (void *)&fill : c->dt == CUDNN_DATA_HALF ? (void *)&hfill : (void *)&ffill;
+    TH_OK(cudnnSetRNNDataDescriptor(c->xd, c->dt, c->layout, c->T, c->N, c->in, c->len, NULL));
+    TH_OK(cudnnSetRNNDataDescriptor(c->yd, c->dt, c->layout, c->T, c->N, c->D * c->P, c->len, fp));
+    cudnnCreateTensorDescriptor(&c->hd);
+    cudnnCreateTensorDescriptor(&c->cd);
+    int hdim[3] = {c->L * c->D, c->N, c->P}, hst[3] = {c->N * c->P, c->P, 1};
+    int cdim[3] = {c->L * c->D, c->N, c->H}, cst[3] = {c->N * c->H, c->H, 1};
+    cudnnSetTensorNdDescriptor(c->hd, c->dt, 3, hdim, hst);
+    cudnnSetTensorNdDescriptor(c->cd, c->dt, 3, cdim, cst);
+    TH_OK(cudnnGetRNNWeightSpaceSize(h, c->rnn, &c->wbytes));
+    size_t nw = c->wbytes / esz(c->dt);
+    c->w = malloc(c->wbytes);
+    c->wd = calloc(nw, sizeof(double));
+    size_t r1, w0;
+    TH_OK(cudnnGetRNNTempSpaceSizes(h, c->rnn, CUDNN_FWD_MODE_TRAINING, c->xd, &c->work, &c->res));
+    TH_OK(cudnnGetRNNTempSpaceSizes(h, c->rnn, CUDNN_FWD_MODE_INFERENCE, c->xd, &w0, &r1));
+    TH_CHECK(r1 == 0, "no reserve space for inference");
+    if (w0 > c->work) c->work = w0;
+    /* fill every parameter through the pointers the API reports; check they tile the space */
+    unsigned char *seen = calloc(nw, 1);
+    int G = c->mode == 2 ? 4 : c->mode == 3 ? 3 : 1;
+    c->layers = calloc((size_t)(c->L * c->D), sizeof(ref_rnn_layer));
+    cudnnTensorDescriptor_t md, bd;
+    cudnnCreateTensorDescriptor(&md);
+    cudnnCreateTensorDescriptor(&bd);
+    int overlap = 0;
+    for (int pl = 0; pl < c->L * c->D; pl++) {
+        int nid = 2 * G + (c->P < c->H ? 1 : 0);
+        for (int q = 0; q < nid; q++) {
+            int id = q < 2 * G ? q : 8;
+            void *ma = NULL, *ba = NULL;
+            TH_OK(cudnnGetRNNWeightParams(h, c->rnn, pl, c->wbytes, c->w, id, md, &ma, bd, &ba));
+            for (int which = 0; which < 2; which++) {
+                void *a = which ? ba : ma;
+                if (!a) continue;
+                cudnnDataType_t t;
+                int nd, dims[8], st[8];
+                cudnnGetTensorNdDescriptor(which ? bd : md, 8, &t, &nd, dims, st);
+                size_t cnt = (size_t)dims[0] * dims[1] * dims[2];
+                size_t off = (size_t)((char *)a - (char *)c->w) / esz(c->dt);
+                for (size_t i = 0; i < cnt; i++) {
+                    overlap |= seen[off + i];
+                    seen[off + i] = 1;
+                    c->wd[off + i] = th_uniform(-0.6, 0.6);
+                }
+                th_from_double(c->wd + off, c->dt, (char *)c->w + off * esz(c->dt), cnt);
+                th_to_double((char *)c->w + off * esz(c->dt), c->dt, c->wd + off, cnt);
+                const double *p = c->wd + off;
+                ref_rnn_layer *ly = &c->layers[pl];
+                if (id == 8) ly->Proj = p;
+                else if (which == 0) { if (id < G) ly->W[id] = p; else ly->R[id - G] = p; }
+                else { if (id < G) ly->bW[id] = p; else ly->bR[id - G] = p; }
+            }
+        }
+    }
+    size_t unseen = 0;
+    for (size_t i = 0; i < nw; i++) unseen += !seen[i];
+    TH_CHECK(!overlap && unseen == 0, "weight params tile the weight space (overlap %d, %zu elements unreported)", overlap, unseen);
+    free(seen);
+    cudnnDestroyTensorDescriptor(md);
+    cudnnDestroyTensorDescriptor(bd);
+    c->ref.mode = c->mode; c->ref.H = c->H; c->ref.P = c->P; c->ref.L = c->L; c->ref.D = c->D; c->ref.in0 = c->in;
+    c->ref.layers = c->layers; c->ref.clip = c->clip; c->ref.lclip = -0.3; c->ref.rclip = 0.35;
+    c->ref.keep = NULL;
+}
+
+static void teardown(cfg_t *c)
+{
+    cudnnDestroyRNNDescriptor(c->rnn);
+    cudnnDestroyRNNDataDescriptor(c->xd);
+    cudnnDestroyRNNDataDescriptor(c->yd);
+    cudnnDestroyTensorDescriptor(c->hd);
+    cudnnDestroyTensorDescriptor(c->cd);
+    free(c->w); free(c->wd); free(c->layers);
+}
+
+static long io_off(const cfg_t *c, int t, int n, int V)
+{
+    if (c->layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED) return ((long)t * c->N + n) * V;
+    if (c->layout == CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED) return ((long)n * c->T + t) * V;
+    long o = 0;
+    for (int tt = 0; tt < t; tt++) for (int k = 0; k < c->N; k++) o += c->len[k] > tt;
+    return (o + n) * V;
+}
+static long io_count(const cfg_t *c, int V)
+{
+    if (c->layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) return (long)c->T * c->N * V;
+    long o = 0;
+    for (int k = 0; k < c->N; k++) o += c->len[k];
+    return o * V;
+}
+/* dense t-major [T][N][V] <-> layout */
+static void to_layout(const cfg_t *c, const double *dense, double *lay, int V)
+{
+    for (int n = 0; n < c->N; n++)
+        for (int t = 0; t < c->len[n]; t++)
+            for (int v = 0; v < V; v++) lay[io_off(c, t, n, V) + v] = dense[((long)t * c->N + n) * V + v];
+}
+
+/* th_compare, except that an all-zero reference (a ReLU network whose units are all off) is
+ * checked for an all-zero result instead of being rejected */
+static void cmp(const char *what, const double *got, const double *want, long n, double tol)
+{
+    int nz = 0;
+    for (long i = 0; i < n; i++) nz |= want[i] != 0;
+    if (nz) { th_compare(what, got, want, (size_t)n, tol); return; }
+    double m = 0;
+    for (long i = 0; i < n; i++) m = fmax(m, fabs(got[i]));
+    TH_CHECK(m <= tol, "%s: reference all zero, result up to %g", what, m);
+}
+
+typedef struct { double *y, *hy, *cy; } outs_t;
+
+/* runs cudnnRNNForward with host doubles converted to the config's type */
+static cudnnStatus_t fwd(cfg_t *c, int training, const double *xl, const double *hx, const double *cx, const double *wd, outs_t *o, void *res)
+{
+    int Vy = c->D * c->P;
+    long nx = io_count(c, c->in), ny = c->layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? io_count(c, Vy) : (long)c->T * c->N * Vy;
+    long nh = (long)c->L * c->D * c->N * c->P, nc = (long)c->L * c->D * c->N * c->H;
+    size_t es = esz(c->dt), nw = c->wbytes / es;
+    void *x = malloc(nx * es), *y = malloc(ny * es), *hxb = malloc(nh * es), *hyb = malloc(nh * es), *cxb = malloc(nc * es), *cyb = malloc(nc * es);
+    void *w = malloc(c->wbytes), *ws = malloc(c->work);
+    th_from_double(xl, c->dt, x, nx);
+    if (hx) th_from_double(hx, c->dt, hxb, nh);
+    if (cx) th_from_double(cx, c->dt, cxb, nc);
+    th_from_double(wd, c->dt, w, nw);
+    memset(y, 0xff, ny * es);
+    cudnnStatus_t s = cudnnRNNForward(h, c->rnn, training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, c->len, c->xd, x, c->yd, y, c->hd,
+                                      hx ? hxb : NULL, hyb, c->cd, cx ? cxb : NULL, cyb, c->wbytes, w, c->work, ws, training ? c->res : 0, res);
+    th_to_double(y, c->dt, o->y, ny);
+    th_to_double(hyb, c->dt, o->hy, nh);
+    if (c->mode == 2) th_to_double(cyb, c->dt, o->cy, nc);
+    free(x); free(y); free(hxb); free(hyb); free(cxb); free(cyb); free(w); free(ws);
+    return s;
+}
+
+static void random_cfg(cfg_t *c, int mode, cudnnDataType_t dt)
+{
+    memset(c, 0, sizeof *c);
+    c->mode = mode;
+    c->dt = dt;
+    c->D = th_randint(1, 2);
+    c->L = th_randint(1, 3);
+    c->H = th_randint(1, 6);
+    c->skip = th_randint(0, 4) == 0;
+    c->in = c->skip ? c->H : th_randint(1, 6);
+    c->P = (mode == 2 && th_randint(0, 1)) ? th_randint(1, c->H) : c->H;
+    c->bias = th_randint(0, 3);
+    c->T = th_randint(1, 6);
+    c->N = th_randint(1, 4);
+    c->layout = (cudnnRNNDataLayout_t)th_randint(0, 2);
+    c->clip = mode == 2 && th_randint(0, 2) == 0;
+    for (int n = 0; n < c->N; n++) c->len[n] = th_randint(1, c->T);
+    if (c->layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) /* non-increasing */
+        for (int a = 0; a < c->N; a++)
+            for (int b = a + 1; b < c->N; b++)
+                if (c->len[b] > c->len[a]) { int t = c->len[a]; c->len[a] = c->len[b]; c->len[b] = t; }
+}
+
+static void test_forward(void)
+{
+    cudnnDataType_t dts[3] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF};
+    for (int it = 0; it < 72; it++) {
+        cfg_t c;
+        random_cfg(&c, it % 4, dts[(it / 4) % 3]);
+        setup(&c);
+        int Vy = c.D * c.P, useh = th_randint(0, 1);
+        long TNx = (long)c.T * c.N * c.in, TNy = (long)c.T * c.N * Vy;
+        long nh = (long)c.L * c.D * c.N * c.P, nc = (long)c.L * c.D * c.N * c.H;
+        double *xd = calloc(TNx, sizeof(double)), *xl = calloc(TNx, sizeof(double));
+        double *hx = malloc(nh * sizeof(double)), *cx = malloc(nc * sizeof(double));
+        for (int n = 0; n < c.N; n++)
+            for (int t = 0; t < c.len[n]; t++)
+                for (int v = 0; v < c.in; v++) xd[((long)t * c.N + n) * c.in + v] = th_uniform(-1, 1);
+        th_fill_uniform(hx, nh, -1, 1);
+        th_fill_uniform(cx, nc, -1, 1);
+        /* round inputs to the type so the reference sees what the library sees */
+        void *tmp = malloc((TNx + nh + nc) * 8);
+        th_from_double(xd, c.dt, tmp, TNx); th_to_double(tmp, c.dt, xd, TNx);
+        th_from_double(hx, c.dt, tmp, nh); th_to_double(tmp, c.dt, hx, nh);
+        th_from_double(cx, c.dt, tmp, nc); th_to_double(tmp, c.dt, cx, nc);
+        free(tmp);
+        to_layout(&c, xd, xl, c.in);
+        double *ry = calloc(TNy, sizeof(double)), *rhy = malloc(nh * 8), *rcy = malloc(nc * 8);
+        ref_rnn_forward(&c.ref, c.T, c.N, c.len, xd, useh ? hx : NULL, useh ? cx : NULL, ry, rhy, rcy);
+        /* expected y in the layout, padding = fill (-7) for unpacked */
+        double *ey = malloc(TNy * 8);
+        for (long i = 0; i < TNy; i++) ey[i] = -7;
+        to_layout(&c, ry, ey, Vy);
+        long ny = c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? io_count(&c, Vy) : TNy;
+        outs_t o = {malloc(TNy * 8), malloc(nh * 8), malloc(nc * 8)};
+        void *res = malloc(c.res);
+        int training = it & 1;
+        TH_OK(fwd(&c, training, xl, useh ? hx : NULL, useh ? cx : NULL, c.wd, &o, res));
+        double tol = c.dt == CUDNN_DATA_HALF ? 5e-3 : c.dt == CUDNN_DATA_DOUBLE ? 1e-12 : 2e-6;
+        char what[160];
+        snprintf(what, sizeof what, "rnn y mode=%d %s D=%d L=%d in=%d H=%d P=%d bias=%d skip=%d layout=%d clip=%d", c.mode, th_dtype_name(c.dt), c.D,
+                 c.L, c.in, c.H, c.P, c.bias, c.skip, (int)c.layout, c.clip);
+        int nz = 0;
+        for (long i = 0; i < ny; i++) nz |= ey[i] != 0 && ey[i] != -7;
+        if (nz) cmp(what, o.y, ey, ny, tol);
+        else { /* e.g. ReLU with every unit off: compare exactly */
+            int same = 1;
+            for (long i = 0; i < ny; i++) same &= o.y[i] == ey[i];
+            TH_CHECK(same, "%s: all-zero output", what);
+        }
+        snprintf(what, sizeof what, "rnn hy mode=%d %s", c.mode, th_dtype_name(c.dt));
+        if (nz) cmp(what, o.hy, rhy, nh, tol);
+        if (c.mode == 2) cmp("rnn cy", o.cy, rcy, nc, tol);
+        free(xd); free(xl); free(hx); free(cx); free(ry); free(rhy); free(rcy); free(ey); free(o.y); free(o.hy); free(o.cy); free(res);
+        teardown(&c);
+    }
+}
+
+/* loss = sum(wy*y) + sum(wh*hy) + sum(wc*cy), all in DOUBLE */
+static double loss_of(cfg_t *c, const double *xl, const double *hx, const double *cx, const double *wd, const double *wy, const double *wh,
+                      const double *wc)
+{
+    long ny = c->layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? io_count(c, c->D * c->P) : (long)c->T * c->N * c->D * c->P;
+    long nh = (long)c->L * c->D * c->N * c->P, nc = (long)c->L * c->D * c->N * c->H;
+    outs_t o = {malloc(ny * 8), malloc(nh * 8), malloc(nc * 8)};
+    void *res = malloc(c->res);
+    fwd(c, 1, xl, hx, cx, wd, &o, res);
+    double s = 0;
+    for (int n = 0; n < c->N; n++)
+        for (int t = 0; t < c->len[n]; t++)
+            for (int v = 0; v < c->D * c->P; v++) { long k = io_off(c, t, n, c->D * c->P) + v; s += wy[k] * o.y[k]; }
+    for (long i = 0; i < nh; i++) s += wh[i] * o.hy[i];
+    if (c->mode == 2) for (long i = 0; i < nc; i++) s += wc[i] * o.cy[i];
+    free(o.y); free(o.hy); free(o.cy); free(res);
+    return s;
+}
+
+static void test_gradients(void)
+{
+    for (int it = 0; it < 16; it++) {
+        cfg_t c;
+        random_cfg(&c, it % 4, CUDNN_DATA_DOUBLE);
+        c.clip = 0; /* clipping kinks make finite differences unreliable */
+        if (it >= 8) { c.L = 2; c.D = 2; }
+        setup(&c);
+        int Vy = c.D * c.P;
+        long nx = io_count(&c, c.in), ny = c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? io_count(&c, Vy) : (long)c.T * c.N * Vy;
+        long nh = (long)c.L * c.D * c.N * c.P, nc = (long)c.L * c.D * c.N * c.H, nw = (long)(c.wbytes / 8);
+        double *xl = calloc(nx, 8), *hx = malloc(nh * 8), *cx = malloc(nc * 8), *wy = calloc(ny, 8), *wh = malloc(nh * 8), *wc = malloc(nc * 8);
+        for (int n = 0; n < c.N; n++)
+            for (int t = 0; t < c.len[n]; t++) {
+                for (int v = 0; v < c.in; v++) xl[io_off(&c, t, n, c.in) + v] = th_uniform(-1, 1);
+                for (int v = 0; v < Vy; v++) wy[io_off(&c, t, n, Vy) + v] = th_uniform(-1, 1);
+            }
+        th_fill_uniform(hx, nh, -1, 1); th_fill_uniform(cx, nc, -1, 1);
+        th_fill_uniform(wh, nh, -1, 1); th_fill_uniform(wc, nc, -1, 1);
+        /* analytic */
+        void *res = malloc(c.res), *ws = malloc(c.work);
+        outs_t o = {malloc(ny * 8), malloc(nh * 8), malloc(nc * 8)};
+        TH_OK(fwd(&c, 1, xl, hx, cx, c.wd, &o, res));
+        double *dx = malloc(nx * 8), *dhx = malloc(nh * 8), *dcx = malloc(nc * 8), *dw = malloc(nw * 8), *ydummy = calloc(ny, 8);
+        TH_OK(cudnnRNNBackwardData_v8(h, c.rnn, c.len, c.yd, o.y, wy, c.xd, dx, c.hd, hx, wh, dhx, c.cd, cx, wc, dcx, c.wbytes, c.w, c.work, ws,
+                                      c.res, res));
+        for (long i = 0; i < nw; i++) dw[i] = 1000.0;
+        TH_OK(cudnnRNNBackwardWeights_v8(h, c.rnn, CUDNN_WGRAD_MODE_SET, c.len, c.xd, xl, c.hd, hx, c.yd, o.y, c.wbytes, dw, c.work, ws, c.res, res));
+        double *dw2 = malloc(nw * 8);
+        for (long i = 0; i < nw; i++) dw2[i] = 0.5;
+        TH_OK(cudnnRNNBackwardWeights_v8(h, c.rnn, CUDNN_WGRAD_MODE_ADD, c.len, c.xd, xl, c.hd, hx, c.yd, o.y, c.wbytes, dw2, c.work, ws, c.res, res));
+        int addok = 1;
+        for (long i = 0; i < nw; i++) addok &= fabs(dw2[i] - 0.5 - dw[i]) < 1e-12;
+        TH_CHECK(addok, "WGRAD_MODE_ADD adds to the existing gradient");
+        /* numeric */
+        const double eps = 1e-6;
+        double *fx = calloc(nx, 8), *fh = malloc(nh * 8), *fc = malloc(nc * 8), *fw = malloc(nw * 8);
+        double *ax = calloc(nx, 8);
+        for (long i = 0; i < nx; i++) {
+            double s = xl[i];
+            xl[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            xl[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            xl[i] = s;
+            fx[i] = (lp - lm) / (2 * eps);
+        }
+        for (int n = 0; n < c.N; n++) /* only valid positions of dx are defined */
+            for (int t = 0; t < c.len[n]; t++)
+                for (int v = 0; v < c.in; v++) ax[io_off(&c, t, n, c.in) + v] = dx[io_off(&c, t, n, c.in) + v];
+        for (long i = 0; i < nh; i++) {
+            double s = hx[i];
+            hx[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            hx[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            hx[i] = s;
+            fh[i] = (lp - lm) / (2 * eps);
+        }
+        for (long i = 0; i < nc && c.mode == 2; i++) {
+            double s = cx[i];
+            cx[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            cx[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            cx[i] = s;
+            fc[i] = (lp - lm) / (2 * eps);
+        }
+        for (long i = 0; i < nw; i++) {
+            double s = c.wd[i];
+            c.wd[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            c.wd[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            c.wd[i] = s;
+            fw[i] = (lp - lm) / (2 * eps);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "dx vs FD mode=%d D=%d L=%d H=%d P=%d bias=%d skip=%d layout=%d", c.mode, c.D, c.L, c.H, c.P, c.bias, c.skip,
+                 (int)c.layout);
+        cmp(what, ax, fx, nx, 1e-6);
+        cmp("dhx vs FD", dhx, fh, nh, 1e-6);
+        if (c.mode == 2) cmp("dcx vs FD", dcx, fc, nc, 1e-6);
+        snprintf(what, sizeof what, "dw vs FD mode=%d D=%d L=%d H=%d P=%d bias=%d skip=%d", c.mode, c.D, c.L, c.H, c.P, c.bias, c.skip);
+        cmp(what, dw, fw, nw, 1e-6);
+        free(xl); free(hx); free(cx); free(wy); free(wh); free(wc); free(res); free(ws); free(o.y); free(o.hy); free(o.cy);
+        free(dx); free(dhx); free(dcx); free(dw); free(dw2); free(ydummy); free(fx); free(fh); free(fc); free(fw); free(ax);
+        teardown(&c);
+    }
+}
+
+static void test_desc_errors(void)
+{
+    cudnnRNNDescriptor_t r;
+    TH_OK(cudnnCreateRNNDescriptor(&r));
+    cudnnRNNMode_t cm;
+    TH_STATUS(cudnnGetRNNDescriptor_v8(r, NULL, &cm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), CUDNN_STATUS_BAD_PARAM);
+#define SET(mode, bias, in, hid, proj, L, dt, prec, aux) \
+    cudnnSetRNNDescriptor_v8(r, CUDNN_RNN_ALGO_STANDARD, mode, bias, CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, dt, prec, CUDNN_DEFAULT_MATH, in, hid, proj, L, NULL, aux)
+    TH_OK(SET(CUDNN_GRU, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 4, 2, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0));
+    int32_t in, hid, proj, L;
+    uint32_t aux;
+    TH_OK(cudnnGetRNNDescriptor_v8(r, NULL, &cm, NULL, NULL, NULL, NULL, NULL, NULL, &in, &hid, &proj, &L, NULL, &aux));
+    TH_CHECK(cm == CUDNN_GRU && in == 3 && hid == 4 && proj == 4 && L == 2 && aux == 0, "v8 getter");
+    TH_STATUS(SET(CUDNN_GRU, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 2, 2, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_BAD_PARAM); /* proj on GRU */
+    TH_STATUS(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 5, 2, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_BAD_PARAM); /* proj > hidden */
+    TH_STATUS(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 0, 4, 4, 2, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 4, 0, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(SET((cudnnRNNMode_t)9, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 4, 1, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(SET(CUDNN_LSTM, (cudnnRNNBiasMode_t)9, 3, 4, 4, 1, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 4, 1, CUDNN_DATA_INT8, CUDNN_DATA_FLOAT, 0), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_STATUS(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 4, 1, CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, 0), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 4, 1, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 6), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnGetRNNDescriptor_v8(r, NULL, &cm, NULL, NULL, NULL, NULL, NULL, NULL, &in, &hid, &proj, &L, NULL, &aux));
+    TH_CHECK(cm == CUDNN_GRU && in == 3, "failed setters leave the descriptor unchanged");
+    TH_STATUS(cudnnRNNSetClip_v8(r, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, -1, 1), CUDNN_STATUS_BAD_PARAM); /* GRU */
+    TH_OK(SET(CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, 3, 4, 2, 1, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0));
+    TH_STATUS(cudnnRNNSetClip_v8(r, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, 1, -1), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnRNNSetClip_v8(r, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -2, 3));
+    cudnnRNNClipMode_t clm; cudnnNanPropagation_t nn; double lc, rc;
+    TH_OK(cudnnRNNGetClip_v8(r, &clm, &nn, &lc, &rc));
+    TH_CHECK(clm == CUDNN_RNN_CLIP_MINMAX && nn == CUDNN_PROPAGATE_NAN && lc == -2 && rc == 3, "clip getter");
+    TH_OK(cudnnBuildRNNDynamic(h, r, 8));
+    TH_STATUS(cudnnBuildRNNDynamic(h, r, 0), CUDNN_STATUS_BAD_PARAM);
+    /* weight params */
+    size_t wb;
+    TH_OK(cudnnGetRNNWeightSpaceSize(h, r, &wb));
+    TH_CHECK(wb == sizeof(float) * (4 * 4 * 3 + 4 * 4 * 2 + 2 * 4 + 8 * 4), "LSTM weight space size with projection (%zu)", wb);
+    void *w = malloc(wb), *ma, *ba;
+    cudnnTensorDescriptor_t md, bd;
+    cudnnCreateTensorDescriptor(&md); cudnnCreateTensorDescriptor(&bd);
+    TH_STATUS(cudnnGetRNNWeightParams(h, r, 1, wb, w, 0, md, &ma, bd, &ba), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnGetRNNWeightParams(h, r, 0, wb, w, 9, md, &ma, bd, &ba), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnGetRNNWeightParams(h, r, 0, wb - 1, w, 0, md, &ma, bd, &ba), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnGetRNNWeightParams(h, r, 0, wb, w, 8, md, &ma, bd, &ba));
+    TH_CHECK(ma == (char *)w + sizeof(float) * (48 + 32) && ba == NULL, "projection matrix follows the recurrent matrices, has no bias");
+    TH_OK(cudnnGetRNNWeightParams(h, r, 0, wb, w, 5, md, &ma, bd, &ba));
+    TH_CHECK(ma == (char *)w + sizeof(float) * (48 + 8) && ba == (char *)w + sizeof(float) * (48 + 32 + 8 + 20), "R_f and its bias");
+    free(w);
+    cudnnDestroyTensorDescriptor(md); cudnnDestroyTensorDescriptor(bd);
+    /* data descriptors */
+    cudnnRNNDataDescriptor_t d;
+    TH_OK(cudnnCreateRNNDataDescriptor(&d));
+    int lens[3] = {2, 3, 1}, bad[3] = {2, 4, 1}, back[3];
+    float fill = 1.5f, gf = 0;
+    TH_STATUS(cudnnSetRNNDataDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 3, 3, 4, lens, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetRNNDataDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 3, 3, 4, bad, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetRNNDataDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 3, 3, 4, NULL, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetRNNDataDescriptor(d, CUDNN_DATA_INT8, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 3, 3, 4, lens, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetRNNDataDescriptor(d, CUDNN_DATA_FLOAT, (cudnnRNNDataLayout_t)5, 3, 3, 4, lens, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnSetRNNDataDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 4, lens, &fill));
+    cudnnDataType_t dt; cudnnRNNDataLayout_t lay; int ms, bs, vs;
+    TH_OK(cudnnGetRNNDataDescriptor(d, &dt, &lay, &ms, &bs, &vs, 3, back, &gf));
+    TH_CHECK(dt == CUDNN_DATA_FLOAT && lay == CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED && ms == 3 && bs == 3 && vs == 4 && back[1] == 3 && gf == 1.5f,
+             "data descriptor getter");
+    /* forward errors */
+    TH_OK(SET(CUDNN_RNN_TANH, CUDNN_RNN_DOUBLE_BIAS, 4, 2, 2, 1, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 0));
+    cudnnRNNDataDescriptor_t yd;
+    cudnnCreateRNNDataDescriptor(&yd);
+    cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 2, lens, NULL);
+    cudnnTensorDescriptor_t hd;
+    cudnnCreateTensorDescriptor(&hd);
+    int hdim[3] = {1, 3, 2}, hst[3] = {6, 2, 1};
+    cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdim, hst);
+    size_t ws, rs;
+    TH_OK(cudnnGetRNNWeightSpaceSize(h, r, &wb));
+    TH_OK(cudnnGetRNNTempSpaceSizes(h, r, CUDNN_FWD_MODE_TRAINING, d, &ws, &rs));
+    TH_STATUS(cudnnGetRNNTempSpaceSizes(h, r, (cudnnForwardMode_t)3, d, &ws, &rs), CUDNN_STATUS_BAD_PARAM);
+    float x[36], y[18], hy[6], *wsp = malloc(ws), *rsp = malloc(rs), *wt = calloc(wb, 1);
+    for (int i = 0; i < 36; i++) x[i] = 0.1f * i;
+    for (int i = 0; i < 18; i++) y[i] = 42;
+    const cudnnForwardMode_t TR = CUDNN_FWD_MODE_TRAINING;
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs - 1, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws - 1, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb - 4, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, bad, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, NULL, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, x, d, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, (cudnnForwardMode_t)7, lens, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, NULL, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, x, yd, y, yd == NULL ? NULL : (cudnnTensorDescriptor_t)hd, NULL, hy, NULL, NULL, NULL, wb, NULL, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    int hdim2[3] = {2, 3, 2};
+    cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdim2, hst);
+    TH_STATUS(cudnnRNNForward(h, r, TR, lens, d, x, yd, y, hd, NULL, hy, NULL, NULL, NULL, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    int ok = 1;
+    for (int i = 0; i < 18; i++) ok &= y[i] == 42;
+    TH_CHECK(ok, "failed forward leaves y untouched");
+    TH_STATUS(cudnnRNNBackwardWeights_v8(h, r, (cudnnWgradMode_t)4, lens, d, x, hd, NULL, yd, y, wb, wt, ws, wsp, rs, rsp), CUDNN_STATUS_BAD_PARAM);
+    free(wsp); free(rsp); free(wt);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    TH_OK(cudnnDestroyRNNDataDescriptor(d));
+    TH_OK(cudnnDestroyRNNDescriptor(r));
+    TH_OK(cudnnDestroyRNNDescriptor(NULL));
+    TH_STATUS(cudnnCreateRNNDescriptor(NULL), CUDNN_STATUS_BAD_PARAM);
+#undef SET
+}
+
+int main(void)
+{
+    th_seed(0x5EED);
+    h = th_create_handle();
+    if (th_is_gpu(h)) {
+        printf("RNNs run on the CPU backend only; skipped\n");
+        cudnnDestroy(h);
+        return TH_SKIP;
+    }
+    test_desc_errors();
+    test_forward();
+    test_gradients();
+    cudnnDestroy(h);
+    return th_finish();
+}
