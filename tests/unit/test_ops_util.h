@@ -24,14 +24,14 @@ typedef struct {
     size_t bytes;
 } tt;
 
-static cudnnDataType_t tt_scalar_type(cudnnDataType_t t)
+static inline cudnnDataType_t tt_scalar_type(cudnnDataType_t t)
 {
     if (t == CUDNN_DATA_INT8x4 || t == CUDNN_DATA_INT8x32) return CUDNN_DATA_INT8;
     if (t == CUDNN_DATA_UINT8x4) return CUDNN_DATA_UINT8;
     return t;
 }
 
-static void tt_make(cudnnHandle_t h, tt *t, cudnnDataType_t dt, int nd, const int *dim, int layout)
+static inline void tt_make(cudnnHandle_t h, tt *t, cudnnDataType_t dt, int nd, const int *dim, int layout)
 {
     memset(t, 0, sizeof *t);
     t->dt = dt;
@@ -80,7 +80,7 @@ static void tt_make(cudnnHandle_t h, tt *t, cudnnDataType_t dt, int nd, const in
     t->dev = th_alloc(h, t->bytes);
 }
 
-static void tt_free(cudnnHandle_t h, tt *t)
+static inline void tt_free(cudnnHandle_t h, tt *t)
 {
     cudnnDestroyTensorDescriptor(t->d);
     free(t->off);
@@ -89,7 +89,7 @@ static void tt_free(cudnnHandle_t h, tt *t)
 }
 
 /* Upload logical values (gaps get `gap`); logical values are rounded in place to the type. */
-static void tt_fill(cudnnHandle_t h, tt *t, double *logical, double gap)
+static inline void tt_fill(cudnnHandle_t h, tt *t, double *logical, double gap)
 {
     for (int64_t i = 0; i < t->span; i++) t->shadow[i] = gap;
     for (int64_t i = 0; i < t->n; i++) t->shadow[t->off[i]] = logical[i];
@@ -102,7 +102,7 @@ static void tt_fill(cudnnHandle_t h, tt *t, double *logical, double gap)
 }
 
 /* Download into logical order; returns 0 (and records a failure) if a gap changed. */
-static int tt_read(cudnnHandle_t h, tt *t, double *logical)
+static inline int tt_read(cudnnHandle_t h, tt *t, double *logical)
 {
     void *raw = malloc(t->bytes);
     double *now = malloc(sizeof(double) * (size_t)t->span);
@@ -125,7 +125,7 @@ static int tt_read(cudnnHandle_t h, tt *t, double *logical)
 }
 
 /* Bytes of the whole device buffer, for "output unchanged on error" checks. */
-static int tt_unchanged(cudnnHandle_t h, tt *t)
+static inline int tt_unchanged(cudnnHandle_t h, tt *t)
 {
     double *l = malloc(sizeof(double) * (size_t)t->n);
     int gaps = tt_read(h, t, l);
@@ -139,7 +139,7 @@ static int tt_unchanged(cudnnHandle_t h, tt *t)
 }
 
 /* Random integers in [lo, hi] with at least one nonzero (so a reference is never all zero). */
-static void fill_nz(double *v, int64_t n, int lo, int hi)
+static inline void fill_nz(double *v, int64_t n, int lo, int hi)
 {
     th_fill_int(v, (size_t)n, lo, hi);
     int nz = 0;
@@ -147,11 +147,11 @@ static void fill_nz(double *v, int64_t n, int lo, int hi)
     if (!nz) v[0] = hi != 0 ? hi : lo;
 }
 
-static double *dalloc(int64_t n) { return malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)); }
+static inline double *dalloc(int64_t n) { return malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)); }
 
 /* Scaling factors as cuDNN reads them: double for DOUBLE tensors, float otherwise. */
 typedef union { float f; double d; } scal;
-static scal mkscal(double v, cudnnDataType_t t)
+static inline scal mkscal(double v, cudnnDataType_t t)
 {
     scal s;
     memset(&s, 0, sizeof s);
@@ -163,11 +163,29 @@ static scal mkscal(double v, cudnnDataType_t t)
 static const cudnnDataType_t float_types[4] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
 
 /* Output prior: NaN when beta == 0 (proves it is not read), else random integers. */
-static void prior_fill_t(double *v, int64_t n, double beta, cudnnDataType_t t)
+static inline void prior_fill_t(double *v, int64_t n, double beta, cudnnDataType_t t)
 {
     int is_int = t != CUDNN_DATA_FLOAT && t != CUDNN_DATA_DOUBLE && t != CUDNN_DATA_HALF && t != CUDNN_DATA_BFLOAT16;
     if (beta == 0) for (int64_t i = 0; i < n; i++) v[i] = is_int ? 99 : NAN; /* integers cannot hold NaN */
     else th_fill_int(v, (size_t)n, -4, 4);
 }
 #define prior_fill(v, n, beta) prior_fill_t(v, n, beta, CUDNN_DATA_FLOAT)
+#endif
+
+#ifndef TEST_OPS_FD
+#define TEST_OPS_FD
+/* Central finite differences of a scalar loss L(x) over n inputs (x restored afterwards). */
+typedef double (*fd_loss)(void *ctx, const double *x);
+static inline void fd_grad(int64_t n, double *x, fd_loss L, void *ctx, double eps, double *g)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double s = x[i];
+        x[i] = s + eps;
+        double lp = L(ctx, x);
+        x[i] = s - eps;
+        double lm = L(ctx, x);
+        x[i] = s;
+        g[i] = (lp - lm) / (2 * eps);
+    }
+}
 #endif
