@@ -290,3 +290,41 @@ void ref_reduce(int op, int prop, int nd, const int *adim, const int *cdim, cons
         c[ci] = acc;
     }
 }
+
+void ref_fold(int nb, const int *sdim, const int *pb, const int *pa, const unsigned *fold, const double *src, const int *ddim, double *dst)
+{
+    int pdim[8];
+    int64_t dn = 1, pn = 1, F = 1;
+    for (int i = 0; i < nb; i++) {
+        pdim[i] = sdim[i] + pb[i] + pa[i];
+        dn *= ddim[i];
+        pn *= pdim[i];
+        if (i >= 2) F *= fold[i - 2];
+    }
+    for (int64_t i = 0; i < dn; i++) dst[i] = 0;
+    for (int64_t p = 0; p < pn; p++) {
+        int pi[8], si[8], di[8];
+        unravel(pdim, nb, p, pi);
+        int inside = 1;
+        for (int k = 0; k < nb; k++) {
+            si[k] = pi[k] - pb[k];
+            if (si[k] < 0 || si[k] >= sdim[k]) inside = 0;
+        }
+        double v = 0;
+        if (inside) {
+            int64_t o = 0;
+            for (int k = 0; k < nb; k++) o = o * sdim[k] + si[k];
+            v = src[o];
+        }
+        int64_t phase = 0;
+        for (int k = 2; k < nb; k++) {
+            phase = phase * fold[k - 2] + pi[k] % fold[k - 2];
+            di[k] = pi[k] / (int)fold[k - 2];
+        }
+        di[0] = pi[0];
+        di[1] = (int)(pi[1] * F + phase);
+        int64_t o = 0;
+        for (int k = 0; k < nb; k++) o = o * ddim[k] + di[k];
+        dst[o] = v;
+    }
+}

@@ -39,4 +39,10 @@ void ref_divnorm_fwd(int ns, int64_t planes, const int *sp, unsigned n, double a
 /* Reduce a (dims adim) to c (dims cdim, each 1 or equal). Writes values and, for MIN/MAX/AMAX,
  * the flattened index (within the reduced dims, row-major) of the first extreme element. */
 void ref_reduce(int op, int propagate_nan, int nd, const int *adim, const int *cdim, const double *a, double *c, int64_t *idx);
+
+
+/* Tensor-transform FOLD of pad(src) (see docs/ops.md), written as a scatter from every padded
+ * source position; dest dims ddim must be the folded dims; unhit dest elements are zero. */
+void ref_fold(int nb, const int *sdim, const int *pad_before, const int *pad_after, const unsigned *fold, const double *src, const int *ddim,
+              double *dst);
 #endif
