@@ -147,6 +147,31 @@ static void errors(cudnnHandle_t h)
     tt_free(h, &X); tt_free(h, &Y); tt_free(h, &Yh); tt_free(h, &Z); tt_free(h, &I8);
 }
 
+/* a tensor large enough for the parallel paths */
+static void big_case(cudnnHandle_t h)
+{
+    int dim[4] = {4, 16, 40, 41};
+    tt X, Y;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dim, OL_NHWC);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, OL_PADDED);
+    double *x = dalloc(X.n), *got = dalloc(X.n), *want = dalloc(X.n);
+    th_fill_uniform(x, (size_t)X.n, -3, 3);
+    tt_fill(h, &X, x, 0);
+    for (int64_t i = 0; i < X.n; i++) got[i] = NAN;
+    tt_fill(h, &Y, got, 1);
+    cudnnActivationDescriptor_t ad;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_TANH, CUDNN_PROPAGATE_NAN, 0));
+    float one = 1, zero = 0;
+    TH_OK(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    for (int64_t i = 0; i < X.n; i++) want[i] = tanh(x[i]);
+    th_compare("ActivationForward TANH large NHWC->padded", got, want, (size_t)X.n, th_tolerance("act", CUDNN_DATA_FLOAT));
+    free(x); free(got); free(want);
+    tt_free(h, &X); tt_free(h, &Y);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
 int main(void)
 {
     th_seed(0xac7);
@@ -157,6 +182,7 @@ int main(void)
             for (int it = 0; it < 6; it++) fwd_bwd_case(h, float_types[t], modes[m], it);
     for (int m = 0; m < 6; m++) grad_check(h, modes[m]);
     errors(h);
+    big_case(h);
     cudnnDestroy(h);
     return th_finish();
 }

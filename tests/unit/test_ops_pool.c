@@ -184,6 +184,38 @@ static void desc_and_errors(cudnnHandle_t h)
     TH_OK(cudnnDestroyPoolingDescriptor(NULL));
 }
 
+/* large enough for the parallel paths: 3x3 stride-2 max pooling of 4x16x40x40 */
+static void big_case(cudnnHandle_t h)
+{
+    int in[2] = {40, 40}, win[2] = {3, 3}, pad[2] = {1, 1}, str[2] = {2, 2}, out[2];
+    ref_pool_out_dims(2, in, win, pad, str, out);
+    int xd[4] = {4, 16, 40, 40}, yd[4] = {4, 16, out[0], out[1]};
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
+    tt X, Y, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, xd, OL_NHWC);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, yd, OL_NCHW);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, xd, OL_NCHW);
+    double *x = dalloc(X.n), *y = dalloc(Y.n), *want = dalloc(Y.n), *dx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -50, 50);
+    tt_fill(h, &X, x, 0);
+    for (int64_t i = 0; i < Y.n; i++) y[i] = NAN;
+    tt_fill(h, &Y, y, 0);
+    float one = 1, zero = 0;
+    TH_OK(cudnnPoolingForward(h, pd, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, y);
+    ref_pool_fwd(RP_MAX, 0, 2, 64, in, out, win, pad, str, x, want);
+    th_compare("PoolingForward MAX large", y, want, (size_t)Y.n, 0);
+    TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, Y.d, Y.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx);
+    ref_pool_bwd(RP_MAX, 2, 64, in, out, win, pad, str, x, want, wdx);
+    th_compare("PoolingBackward MAX large", dx, wdx, (size_t)X.n, 0);
+    free(x); free(y); free(want); free(dx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
 int main(void)
 {
     th_seed(0x9001);
@@ -197,6 +229,7 @@ int main(void)
     for (int m = 0; m < 4; m++)
         for (int ns = 2; ns <= 3; ns++) grad_check(h, pmodes[m], ns);
     desc_and_errors(h);
+    big_case(h);
     cudnnDestroy(h);
     return th_finish();
 }
