@@ -1,0 +1,102 @@
+/* cudnnActivationForward/Backward on the CPU backend: y = alpha*act(x) + beta*y and
+ * dx = alpha*act'(x)*dy + beta*dx with the scalar math of core/activation_math.h.
+ * IDENTITY is documented by cuDNN as not working with these two functions (it exists for
+ * cudnnConvolutionBiasActivationForward): it is rejected with NOT_SUPPORTED. */
+#include <stdlib.h>
+#include "../core/fdnn.h"
+#include "../core/activation_math.h"
+#include "../cpu/ops_common.h"
+
+static cudnnStatus_t check_mode(const struct cudnnActivationStruct *d)
+{
+    if (d->mode == CUDNN_ACTIVATION_IDENTITY)
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                         "CUDNN_ACTIVATION_IDENTITY does not work with cudnnActivationForward/Backward (cuDNN restricts it to cudnnConvolutionBiasActivationForward)");
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* api: cpu */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void *alpha,
+                                                             const cudnnTensorDescriptor_t xDesc, const void *x, const void *beta,
+                                                             const cudnnTensorDescriptor_t yDesc, void *y)
+{
+    FDNN_API_ENTER();
+    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_activation(activationDesc, "activationDesc"));
+    FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
+    FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
+    FDNN_CHECK_PTR(alpha, "alpha");
+    FDNN_CHECK_PTR(beta, "beta");
+    FDNN_CHECK_PTR(x, "x");
+    FDNN_CHECK_PTR(y, "y");
+    FDNN_CHECK(fdnn_ops_same_dims(xDesc, "xDesc", yDesc, "yDesc"));
+    FDNN_CHECK(fdnn_ops_same_type(xDesc, "xDesc", yDesc, "yDesc"));
+    if (x == y && !fdnn_ops_same_layout(xDesc, yDesc))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "in-place operation (x == y) needs equal strides in xDesc and yDesc");
+    FDNN_CHECK(fdnn_ops_float_type(xDesc, "xDesc"));
+    FDNN_CHECK(check_mode(activationDesc));
+    const double a = fdnn_scalar(alpha, yDesc->dtype), b = fdnn_scalar(beta, yDesc->dtype);
+    const cudnnActivationMode_t mode = activationDesc->mode;
+    const double coef = activationDesc->coef, sb = activationDesc->swish_beta;
+    const int prop = activationDesc->nan_opt == CUDNN_PROPAGATE_NAN;
+    double *p = fdnn_ops_gather(xDesc, x);
+    if (!p) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
+    int64_t n = fdnn_tensor_elems(xDesc);
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) p[i] = fdnn_act_fwd(mode, coef, sb, prop, p[i]);
+    fdnn_ops_blend(yDesc, y, p, a, b);
+    free(p);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* api: cpu */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void *alpha,
+                                                              const cudnnTensorDescriptor_t yDesc, const void *y,
+                                                              const cudnnTensorDescriptor_t dyDesc, const void *dy,
+                                                              const cudnnTensorDescriptor_t xDesc, const void *x, const void *beta,
+                                                              const cudnnTensorDescriptor_t dxDesc, void *dx)
+{
+    FDNN_API_ENTER();
+    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_activation(activationDesc, "activationDesc"));
+    FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
+    FDNN_CHECK(fdnn_check_tensor(dyDesc, "dyDesc"));
+    FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
+    FDNN_CHECK(fdnn_check_tensor(dxDesc, "dxDesc"));
+    FDNN_CHECK_PTR(alpha, "alpha");
+    FDNN_CHECK_PTR(beta, "beta");
+    FDNN_CHECK_PTR(y, "y");
+    FDNN_CHECK_PTR(dy, "dy");
+    FDNN_CHECK_PTR(x, "x");
+    FDNN_CHECK_PTR(dx, "dx");
+    /* cuDNN documents mismatched dims/types among the four tensors as NOT_SUPPORTED here */
+    const struct cudnnTensorStruct *t[3] = {yDesc, dyDesc, xDesc};
+    const char *nm[3] = {"yDesc", "dyDesc", "xDesc"};
+    for (int i = 0; i < 3; i++) {
+        if (fdnn_ops_same_dims(t[i], nm[i], dxDesc, "dxDesc") != CUDNN_STATUS_SUCCESS ||
+            fdnn_ops_same_type(t[i], nm[i], dxDesc, "dxDesc") != CUDNN_STATUS_SUCCESS)
+            return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s and dxDesc must have equal dims and data type", nm[i]);
+    }
+    if (dy == dx && !fdnn_ops_same_layout(dyDesc, dxDesc))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "in-place operation (dy == dx) needs equal strides in dyDesc and dxDesc");
+    FDNN_CHECK(fdnn_ops_float_type(dxDesc, "dxDesc"));
+    FDNN_CHECK(check_mode(activationDesc));
+    const double a = fdnn_scalar(alpha, dxDesc->dtype), b = fdnn_scalar(beta, dxDesc->dtype);
+    const cudnnActivationMode_t mode = activationDesc->mode;
+    const double coef = activationDesc->coef, sb = activationDesc->swish_beta;
+    double *py = fdnn_ops_gather(yDesc, y), *pdy = fdnn_ops_gather(dyDesc, dy), *px = fdnn_ops_gather(xDesc, x);
+    if (!py || !pdy || !px) {
+        free(py);
+        free(pdy);
+        free(px);
+        return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
+    }
+    int64_t n = fdnn_tensor_elems(dxDesc);
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) px[i] = fdnn_act_bwd(mode, coef, sb, px[i], py[i], pdy[i]);
+    fdnn_ops_blend(dxDesc, dx, px, a, b);
+    free(py);
+    free(pdy);
+    free(px);
+    return CUDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,49 @@
+/* Shared helpers of the CPU tensor ops (add/op/reduce/transform, activation, softmax,
+ * pooling, LRN): every op gathers its strided inputs into packed logical-order (N, C, D,
+ * H, W row-major) double arrays, computes in double, and blends the result into the
+ * strided output as y = alpha*result + beta*y (y not read when beta == 0). */
+#ifndef FDNN_CPU_OPS_COMMON_H
+#define FDNN_CPU_OPS_COMMON_H
+#include "../core/fdnn.h"
+
+typedef struct cudnnTensorStruct fdnn_tensor;
+
+/* Element offset (in scalars of the tensor's type) of the logical index idx[nb_dims].
+ * NCHW_VECT_C tensors count strides in vectors; the channel's lane is innermost. */
+static inline int64_t fdnn_ops_offset(const fdnn_tensor *t, const int *idx)
+{
+    int64_t o = 0;
+    if (t->vect > 1) {
+        for (int i = 0; i < t->nb_dims; i++) o += (int64_t)(i == 1 ? idx[i] / t->vect : idx[i]) * t->stride[i];
+        return o * t->vect + idx[1] % t->vect;
+    }
+    for (int i = 0; i < t->nb_dims; i++) o += (int64_t)idx[i] * t->stride[i];
+    return o;
+}
+
+/* Logical linear index -> multi-index over dims[nd]. */
+static inline void fdnn_ops_unravel(const int *dim, int nd, int64_t lin, int *idx)
+{
+    for (int i = nd - 1; i >= 0; i--) {
+        idx[i] = (int)(lin % dim[i]);
+        lin /= dim[i];
+    }
+}
+
+/* Packed logical-order doubles of the tensor's elements (malloc'd; NULL when out of memory). */
+double *fdnn_ops_gather(const fdnn_tensor *t, const void *data);
+/* data = alpha*res + beta*data over every logical element (data not read when beta == 0). */
+void fdnn_ops_blend(const fdnn_tensor *t, void *data, const double *res, double alpha, double beta);
+
+/* res[i over c] = pa[broadcast index] for a (each dim equal to c's or 1), both packed. */
+void fdnn_ops_broadcast(const fdnn_tensor *a, const double *pa, const fdnn_tensor *c, double *res);
+
+/* Validation helpers used by the API files (each returns SUCCESS or an FDNN_FAIL status). */
+cudnnStatus_t fdnn_ops_cpu_handle(cudnnHandle_t h);  /* live handle on the CPU backend */
+cudnnStatus_t fdnn_ops_float_type(const fdnn_tensor *t, const char *name); /* FLOAT/DOUBLE/HALF/BFLOAT16 */
+cudnnStatus_t fdnn_ops_same_dims(const fdnn_tensor *a, const char *an, const fdnn_tensor *b, const char *bn);
+cudnnStatus_t fdnn_ops_same_type(const fdnn_tensor *a, const char *an, const fdnn_tensor *b, const char *bn);
+/* Each dim of b equals a's or is 1, same rank. */
+cudnnStatus_t fdnn_ops_broadcastable(const fdnn_tensor *b, const char *bn, const fdnn_tensor *c, const char *cn);
+int fdnn_ops_same_layout(const fdnn_tensor *a, const fdnn_tensor *b); /* same dims and strides */
+#endif

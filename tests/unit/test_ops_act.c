@@ -1,0 +1,188 @@
+/* cudnnActivationForward/Backward on the CPU backend: SIGMOID, RELU, TANH, CLIPPED_RELU, ELU,
+ * SWISH in FLOAT/DOUBLE/HALF/BFLOAT16 over 3..8-D tensors with independent x/y layouts,
+ * alpha/beta with NaN prefill, NaN propagation, finite-difference gradient checks (double),
+ * IDENTITY rejected (NOT_SUPPORTED) and the error paths. */
+#include "test_ops_util.h"
+#include "ops_ref.h"
+
+static const int modes[6] = {RA_SIGMOID, RA_RELU, RA_TANH, RA_CLIPPED, RA_ELU, RA_SWISH};
+
+static void fwd_bwd_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int iter)
+{
+    int nd = th_randint(3, 8), dim[8];
+    for (int i = 0; i < nd; i++) dim[i] = th_randint(1, nd > 5 ? 2 : 5);
+    int lx = th_randint(0, 3), ly = th_randint(0, 3);
+    static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 1}, {-1.5, 0.5}};
+    double alpha = ab[iter % 4][0], beta = ab[iter % 4][1];
+    double coef = mode == RA_ELU ? 0.7 : 2.5, sb = 1.3;
+    int prop = iter % 2;
+    cudnnActivationDescriptor_t ad;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnSetActivationDescriptor(ad, (cudnnActivationMode_t)mode, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, coef));
+    TH_OK(cudnnSetActivationDescriptorSwishBeta(ad, sb));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, dt, nd, dim, lx);
+    tt_make(h, &Y, dt, nd, dim, ly);
+    tt_make(h, &DY, dt, nd, dim, th_randint(0, 3));
+    tt_make(h, &DX, dt, nd, dim, th_randint(0, 3));
+    int64_t n = X.n;
+    double *x = dalloc(n), *y0 = dalloc(n), *got = dalloc(n), *want = dalloc(n), *dy = dalloc(n), *dx0 = dalloc(n), *yv = dalloc(n);
+    th_fill_uniform(x, (size_t)n, -3, 3);
+    x[0] = 1.25; /* never an all-zero reference */
+    if (n > 2 && (mode == RA_RELU || mode == RA_CLIPPED)) x[n - 1] = NAN;
+    prior_fill(y0, n, beta);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y0, 9);
+    scal sa = mkscal(alpha, dt), sbt = mkscal(beta, dt);
+    TH_OK(cudnnActivationForward(h, ad, &sa, X.d, X.dev, &sbt, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    for (int64_t i = 0; i < n; i++) want[i] = alpha * ref_act(mode, coef, sb, prop, x[i]) + (beta != 0 ? beta * y0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "ActivationForward mode=%d %s nd=%d %s->%s alpha=%g beta=%g nan=%d", mode, th_dtype_name(dt), nd, ol_name[lx],
+             ol_name[ly], alpha, beta, prop);
+    th_compare(what, got, want, (size_t)n, th_tolerance("act", dt));
+    /* backward: y = act(x) (alpha 1, beta 0), NaN-free x */
+    if (n > 2 && (mode == RA_RELU || mode == RA_CLIPPED)) x[n - 1] = 0.5;
+    tt_fill(h, &X, x, 0);
+    for (int64_t i = 0; i < n; i++) yv[i] = ref_act(mode, coef, sb, 1, x[i]);
+    tt_fill(h, &Y, yv, 9);
+    fill_nz(dy, n, -3, 3);
+    prior_fill(dx0, n, beta);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, dx0, 8);
+    TH_OK(cudnnActivationBackward(h, ad, &sa, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &sbt, DX.d, DX.dev));
+    tt_read(h, &DX, got);
+    for (int64_t i = 0; i < n; i++) want[i] = alpha * dy[i] * ref_act_grad(mode, coef, sb, x[i]) + (beta != 0 ? beta * dx0[i] : 0);
+    snprintf(what, sizeof what, "ActivationBackward mode=%d %s nd=%d alpha=%g beta=%g", mode, th_dtype_name(dt), nd, alpha, beta);
+    /* y is rounded to the type before the library forms the derivative from it: allow 2 roundings */
+    th_compare(what, got, want, (size_t)n, 4 * th_tolerance("act", dt));
+    free(x); free(y0); free(got); free(want); free(dy); free(dx0); free(yv);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
+typedef struct { int mode; double coef, sb; const double *dy; int64_t n; } act_ctx;
+static double act_loss(void *c, const double *x)
+{
+    act_ctx *k = c;
+    double s = 0;
+    for (int64_t i = 0; i < k->n; i++) s += k->dy[i] * ref_act(k->mode, k->coef, k->sb, 1, x[i]);
+    return s;
+}
+
+static void grad_check(cudnnHandle_t h, int mode)
+{
+    int dim[4] = {2, 3, 3, 4};
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_DOUBLE, 4, dim, OL_NCHW);
+    tt_make(h, &Y, CUDNN_DATA_DOUBLE, 4, dim, OL_NHWC);
+    tt_make(h, &DY, CUDNN_DATA_DOUBLE, 4, dim, OL_PADDED);
+    tt_make(h, &DX, CUDNN_DATA_DOUBLE, 4, dim, OL_NHWC);
+    int64_t n = X.n;
+    double *x = dalloc(n), *y = dalloc(n), *dy = dalloc(n), *dx = dalloc(n), *fd = dalloc(n);
+    act_ctx k = {mode, mode == RA_ELU ? 0.7 : 2.5, 1.3, dy, n};
+    for (int64_t i = 0; i < n; i++) {
+        do x[i] = th_uniform(-3, 3);
+        while (fabs(x[i]) < 0.05 || fabs(x[i] - k.coef) < 0.05);
+    }
+    th_fill_uniform(dy, (size_t)n, -1, 1);
+    cudnnActivationDescriptor_t ad;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnSetActivationDescriptor(ad, (cudnnActivationMode_t)mode, CUDNN_PROPAGATE_NAN, k.coef));
+    TH_OK(cudnnSetActivationDescriptorSwishBeta(ad, k.sb));
+    double one = 1, zero = 0;
+    tt_fill(h, &X, x, 0);
+    for (int64_t i = 0; i < n; i++) y[i] = NAN;
+    tt_fill(h, &Y, y, 0);
+    TH_OK(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, y);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, y, 0);
+    TH_OK(cudnnActivationBackward(h, ad, &one, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx);
+    fd_grad(n, x, act_loss, &k, 1e-6, fd);
+    char what[80];
+    snprintf(what, sizeof what, "ActivationBackward mode=%d vs finite differences", mode);
+    th_compare(what, dx, fd, (size_t)n, 1e-6);
+    free(x); free(y); free(dy); free(dx); free(fd);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
+static void errors(cudnnHandle_t h)
+{
+    int d[4] = {2, 3, 4, 5}, e[4] = {2, 3, 4, 4};
+    tt X, Y, Yh, Z, I8;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, d, OL_NCHW);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, d, OL_NHWC);
+    tt_make(h, &Yh, CUDNN_DATA_HALF, 4, d, OL_NCHW);
+    tt_make(h, &Z, CUDNN_DATA_FLOAT, 4, e, OL_NCHW);
+    tt_make(h, &I8, CUDNN_DATA_INT8, 4, d, OL_NCHW);
+    double *v = dalloc(Y.n);
+    fill_nz(v, Y.n, -3, 3);
+    tt_fill(h, &X, v, 0);
+    tt_fill(h, &Y, v, 0);
+    cudnnActivationDescriptor_t ad, unset;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnCreateActivationDescriptor(&unset));
+    TH_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0));
+    float one = 1, zero = 0;
+    TH_STATUS(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_STATUS(cudnnActivationBackward(h, ad, &one, Y.d, Y.dev, Y.d, Y.dev, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    TH_STATUS(cudnnActivationForward(h, unset, &one, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Z.d, Z.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Yh.d, Yh.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnActivationForward(h, ad, &one, I8.d, I8.dev, &zero, I8.d, I8.dev), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_STATUS(cudnnActivationForward(h, ad, &one, X.d, Y.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM); /* in place, strides differ */
+    TH_STATUS(cudnnActivationForward(h, ad, NULL, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnActivationForward(h, ad, &one, X.d, NULL, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnActivationForward(NULL, ad, &one, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnActivationBackward(h, ad, &one, Y.d, Y.dev, Z.d, Z.dev, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_STATUS(cudnnActivationBackward(h, ad, &one, Y.d, Y.dev, Y.d, Y.dev, X.d, NULL, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(tt_unchanged(h, &Y), "y changed by a failed activation call");
+    free(v);
+    cudnnDestroyActivationDescriptor(ad);
+    cudnnDestroyActivationDescriptor(unset);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &Yh); tt_free(h, &Z); tt_free(h, &I8);
+}
+
+/* a tensor large enough for the parallel paths */
+static void big_case(cudnnHandle_t h)
+{
+    int dim[4] = {4, 16, 40, 41};
+    tt X, Y;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dim, OL_NHWC);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, OL_PADDED);
+    double *x = dalloc(X.n), *got = dalloc(X.n), *want = dalloc(X.n);
+    th_fill_uniform(x, (size_t)X.n, -3, 3);
+    tt_fill(h, &X, x, 0);
+    for (int64_t i = 0; i < X.n; i++) got[i] = NAN;
+    tt_fill(h, &Y, got, 1);
+    cudnnActivationDescriptor_t ad;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_TANH, CUDNN_PROPAGATE_NAN, 0));
+    float one = 1, zero = 0;
+    TH_OK(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    for (int64_t i = 0; i < X.n; i++) want[i] = tanh(x[i]);
+    th_compare("ActivationForward TANH large NHWC->padded", got, want, (size_t)X.n, th_tolerance("act", CUDNN_DATA_FLOAT));
+    free(x); free(got); free(want);
+    tt_free(h, &X); tt_free(h, &Y);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
+int main(void)
+{
+    th_seed(0xac7);
+    cudnnHandle_t h = th_create_handle();
+    if (th_is_gpu(h)) { cudnnDestroy(h); return TH_SKIP; }
+    for (int t = 0; t < 4; t++)
+        for (int m = 0; m < 6; m++)
+            for (int it = 0; it < 6; it++) fwd_bwd_case(h, float_types[t], modes[m], it);
+    for (int m = 0; m < 6; m++) grad_check(h, modes[m]);
+    errors(h);
+    big_case(h);
+    cudnnDestroy(h);
+    return th_finish();
+}

@@ -1,0 +1,235 @@
+/* Pooling on the CPU backend: 2-D/N-D descriptors and output-dim queries, cudnnPoolingForward
+ * and Backward for MAX, MAX_DETERMINISTIC and both AVERAGE modes, 2-D and 3-D, FLOAT/DOUBLE/
+ * HALF/BFLOAT16, layouts, padding, NaN option, alpha/beta with NaN prefill, finite-difference
+ * gradient checks (double), error paths. */
+#include "test_ops_util.h"
+#include "ops_ref.h"
+
+static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int ns, int iter)
+{
+    int in[3], win[3], pad[3], str[3], out[3], xd[5], yd[5];
+    for (int i = 0; i < ns; i++) {
+        win[i] = th_randint(1, 3);
+        pad[i] = th_randint(0, win[i] - 1);
+        str[i] = th_randint(1, 2);
+        in[i] = th_randint(win[i], ns == 3 ? 4 : 6);
+    }
+    ref_pool_out_dims(ns, in, win, pad, str, out);
+    xd[0] = yd[0] = th_randint(1, 2);
+    xd[1] = yd[1] = th_randint(1, 3);
+    for (int i = 0; i < ns; i++) { xd[i + 2] = in[i]; yd[i + 2] = out[i]; }
+    int nd = ns + 2, prop = iter % 2;
+    static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 1}, {-1.5, 0.5}};
+    double alpha = ab[iter % 4][0], beta = ab[iter % 4][1];
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    cudnnNanPropagation_t np = prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN;
+    if (ns == 2 && iter % 3 == 0) TH_OK(cudnnSetPooling2dDescriptor(pd, (cudnnPoolingMode_t)mode, np, win[0], win[1], pad[0], pad[1], str[0], str[1]));
+    else TH_OK(cudnnSetPoolingNdDescriptor(pd, (cudnnPoolingMode_t)mode, np, ns, win, pad, str));
+    int qd[5];
+    TH_STATUS(cudnnGetPoolingNdForwardOutputDim(pd, NULL, nd, qd), CUDNN_STATUS_BAD_PARAM);
+    tt X, Y, DY, DX;
+    int lx = th_randint(0, 3), ly = th_randint(0, 3);
+    tt_make(h, &X, dt, nd, xd, lx);
+    tt_make(h, &Y, dt, nd, yd, ly);
+    tt_make(h, &DY, dt, nd, yd, th_randint(0, 3));
+    tt_make(h, &DX, dt, nd, xd, th_randint(0, 3));
+    TH_OK(cudnnGetPoolingNdForwardOutputDim(pd, X.d, nd, qd));
+    int same = 1;
+    for (int i = 0; i < nd; i++) same &= qd[i] == yd[i];
+    TH_CHECK(same, "cudnnGetPoolingNdForwardOutputDim");
+    int64_t planes = (int64_t)xd[0] * xd[1];
+    double *x = dalloc(X.n), *y0 = dalloc(Y.n), *got = dalloc(Y.n), *want = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n),
+           *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -8, 8);
+    int is_max = mode == RP_MAX || mode == RP_MAX_DET;
+    if (is_max && X.n > 3) x[X.n / 3] = NAN;
+    prior_fill(y0, Y.n, beta);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y0, 3);
+    scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
+    TH_OK(cudnnPoolingForward(h, pd, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    ref_pool_fwd(mode, prop, ns, planes, in, out, win, pad, str, x, want);
+    for (int64_t i = 0; i < Y.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * y0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "PoolingForward mode=%d %dD %s %s->%s win=%d pad=%d str=%d alpha=%g beta=%g nan=%d", mode, ns,
+             th_dtype_name(dt), ol_name[lx], ol_name[ly], win[0], pad[0], str[0], alpha, beta, prop);
+    th_compare(what, got, want, (size_t)Y.n, th_tolerance("pool", dt));
+    /* backward (NaN-free x) */
+    if (is_max && X.n > 3) x[X.n / 3] = 1;
+    tt_fill(h, &X, x, 0);
+    ref_pool_fwd(mode, 0, ns, planes, in, out, win, pad, str, x, want);
+    tt_fill(h, &Y, want, 3);
+    fill_nz(dy, Y.n, -4, 4);
+    prior_fill(dx0, X.n, beta);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, dx0, 2);
+    TH_OK(cudnnPoolingBackward(h, pd, &sa, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &sb, DX.d, DX.dev));
+    tt_read(h, &DX, gdx);
+    ref_pool_bwd(mode, ns, planes, in, out, win, pad, str, x, dy, wdx);
+    int nz = 0;
+    for (int64_t i = 0; i < X.n; i++) {
+        wdx[i] = alpha * wdx[i] + (beta != 0 ? beta * dx0[i] : 0);
+        nz |= wdx[i] != 0;
+    }
+    snprintf(what, sizeof what, "PoolingBackward mode=%d %dD %s alpha=%g beta=%g", mode, ns, th_dtype_name(dt), alpha, beta);
+    if (nz) th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", dt));
+    free(x); free(y0); free(got); free(want); free(dy); free(dx0); free(gdx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
+typedef struct { int mode, ns; int64_t planes, ny; const int *in, *out, *win, *pad, *str; const double *dy; double *tmp; } pl_ctx;
+static double pool_loss(void *c, const double *x)
+{
+    pl_ctx *k = c;
+    ref_pool_fwd(k->mode, 0, k->ns, k->planes, k->in, k->out, k->win, k->pad, k->str, x, k->tmp);
+    double s = 0;
+    for (int64_t i = 0; i < k->ny; i++) s += k->dy[i] * k->tmp[i];
+    return s;
+}
+
+static void grad_check(cudnnHandle_t h, int mode, int ns)
+{
+    int in[3] = {4, 5, 3}, win[3] = {2, 3, 2}, pad[3] = {1, 1, 0}, str[3] = {2, 1, 1}, out[3];
+    ref_pool_out_dims(ns, in, win, pad, str, out);
+    int xd[5] = {2, 2}, yd[5] = {2, 2};
+    for (int i = 0; i < ns; i++) { xd[i + 2] = in[i]; yd[i + 2] = out[i]; }
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPoolingNdDescriptor(pd, (cudnnPoolingMode_t)mode, CUDNN_NOT_PROPAGATE_NAN, ns, win, pad, str));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_DOUBLE, ns + 2, xd, OL_NHWC);
+    tt_make(h, &Y, CUDNN_DATA_DOUBLE, ns + 2, yd, OL_NCHW);
+    tt_make(h, &DY, CUDNN_DATA_DOUBLE, ns + 2, yd, OL_PADDED);
+    tt_make(h, &DX, CUDNN_DATA_DOUBLE, ns + 2, xd, OL_PADDED_NHWC);
+    double *x = dalloc(X.n), *y = dalloc(Y.n), *dy = dalloc(Y.n), *dx = dalloc(X.n), *fd = dalloc(X.n);
+    /* distinct values (well separated) so max has no ties within eps */
+    for (int64_t i = 0; i < X.n; i++) x[i] = (double)((i * 37) % X.n) * 0.1 - 1.0;
+    th_fill_uniform(dy, (size_t)Y.n, -1, 1);
+    for (int64_t i = 0; i < Y.n; i++) y[i] = NAN;
+    double one = 1, zero = 0;
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y, 0);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, x, 0);
+    TH_OK(cudnnPoolingForward(h, pd, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx);
+    int64_t planes = 4;
+    pl_ctx k = {mode, ns, planes, Y.n, in, out, win, pad, str, dy, dalloc(Y.n)};
+    fd_grad(X.n, x, pool_loss, &k, 1e-4, fd);
+    char what[80];
+    snprintf(what, sizeof what, "PoolingBackward mode=%d %dD vs finite differences", mode, ns);
+    th_compare(what, dx, fd, (size_t)X.n, 1e-8);
+    free(k.tmp); free(x); free(y); free(dy); free(dx); free(fd);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
+static void desc_and_errors(cudnnHandle_t h)
+{
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    cudnnPoolingMode_t m; cudnnNanPropagation_t np;
+    int wh, ww, vp, hp, vs, hs, nb, wa[3], pa[3], sa[3];
+    TH_STATUS(cudnnGetPooling2dDescriptor(pd, &m, &np, &wh, &ww, &vp, &hp, &vs, &hs), CUDNN_STATUS_BAD_PARAM); /* unset */
+    TH_STATUS(cudnnSetPooling2dDescriptor(pd, (cudnnPoolingMode_t)4, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 1, 1), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, (cudnnNanPropagation_t)3, 2, 2, 0, 0, 1, 1), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 0, 2, 0, 0, 1, 1), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, -1, 0, 1, 1), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 1, 0), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_PROPAGATE_NAN, 3, 2, 1, 0, 2, 1));
+    TH_OK(cudnnGetPooling2dDescriptor(pd, &m, &np, &wh, &ww, &vp, &hp, &vs, &hs));
+    TH_CHECK(m == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING && np == CUDNN_PROPAGATE_NAN && wh == 3 && ww == 2 && vp == 1 && hp == 0 &&
+                 vs == 2 && hs == 1, "2-D pooling descriptor round trip");
+    TH_OK(cudnnGetPoolingNdDescriptor(pd, 3, &m, &np, &nb, wa, pa, sa));
+    TH_CHECK(nb == 2 && wa[0] == 3 && wa[1] == 2 && pa[0] == 1 && sa[0] == 2, "2-D descriptor read as N-D");
+    int xd[4] = {2, 3, 7, 5}, n, c, hh, w;
+    tt X, Y, Yb, X5, Yh;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, xd, OL_NCHW);
+    TH_OK(cudnnGetPooling2dForwardOutputDim(pd, X.d, &n, &c, &hh, &w));
+    TH_CHECK(n == 2 && c == 3 && hh == 1 + (7 + 2 - 3) / 2 && w == 1 + (5 - 2) / 1, "cudnnGetPooling2dForwardOutputDim");
+    TH_STATUS(cudnnGetPoolingNdForwardOutputDim(pd, X.d, 5, wa), CUDNN_STATUS_BAD_PARAM);
+    int yd[4] = {2, 3, hh, w}, ybad[4] = {2, 3, hh + 1, w}, x5[5] = {1, 2, 3, 4, 5};
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, yd, OL_NHWC);
+    tt_make(h, &Yb, CUDNN_DATA_FLOAT, 4, ybad, OL_NCHW);
+    tt_make(h, &Yh, CUDNN_DATA_HALF, 4, yd, OL_NCHW);
+    tt_make(h, &X5, CUDNN_DATA_FLOAT, 5, x5, OL_NCHW);
+    double *v = dalloc(Yb.n);
+    fill_nz(v, Yb.n, -3, 3);
+    tt_fill(h, &Y, v, 0);
+    float one = 1, zero = 0;
+    TH_STATUS(cudnnPoolingForward(h, pd, &one, X.d, X.dev, &zero, Yb.d, Yb.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnPoolingForward(h, pd, &one, X.d, X.dev, &zero, Yh.d, Yh.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnPoolingForward(h, pd, &one, X5.d, X5.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM); /* 3-D tensor, 2-D pooling */
+    TH_STATUS(cudnnPoolingForward(h, pd, &one, X.d, NULL, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnPoolingForward(h, NULL, &one, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, Yb.d, Yb.dev, X.d, X.dev, &zero, X.d, X.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, Y.d, Y.dev, X.d, X.dev, &zero, X.d, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(tt_unchanged(h, &Y), "y changed by a failed pooling call");
+    int win3[3] = {2, 2, 2}, pad3[3] = {0, 0, 0}, str3[3] = {1, 1, 1};
+    TH_STATUS(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 7, win3, pad3, str3), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, NULL, pad3, str3), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, win3, pad3, str3));
+    TH_STATUS(cudnnGetPooling2dDescriptor(pd, &m, &np, &wh, &ww, &vp, &hp, &vs, &hs), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnGetPooling2dForwardOutputDim(pd, X5.d, &n, &c, &hh, &w), CUDNN_STATUS_BAD_PARAM);
+    int o5[5];
+    TH_OK(cudnnGetPoolingNdForwardOutputDim(pd, X5.d, 5, o5));
+    TH_CHECK(o5[0] == 1 && o5[1] == 2 && o5[2] == 2 && o5[3] == 3 && o5[4] == 4, "3-D pooling output dims");
+    free(v);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &Yb); tt_free(h, &Yh); tt_free(h, &X5);
+    TH_OK(cudnnDestroyPoolingDescriptor(pd));
+    TH_OK(cudnnDestroyPoolingDescriptor(NULL));
+}
+
+/* large enough for the parallel paths: 3x3 stride-2 max pooling of 4x16x40x40 */
+static void big_case(cudnnHandle_t h)
+{
+    int in[2] = {40, 40}, win[2] = {3, 3}, pad[2] = {1, 1}, str[2] = {2, 2}, out[2];
+    ref_pool_out_dims(2, in, win, pad, str, out);
+    int xd[4] = {4, 16, 40, 40}, yd[4] = {4, 16, out[0], out[1]};
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
+    tt X, Y, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, xd, OL_NHWC);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, yd, OL_NCHW);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, xd, OL_NCHW);
+    double *x = dalloc(X.n), *y = dalloc(Y.n), *want = dalloc(Y.n), *dx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -50, 50);
+    tt_fill(h, &X, x, 0);
+    for (int64_t i = 0; i < Y.n; i++) y[i] = NAN;
+    tt_fill(h, &Y, y, 0);
+    float one = 1, zero = 0;
+    TH_OK(cudnnPoolingForward(h, pd, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, y);
+    ref_pool_fwd(RP_MAX, 0, 2, 64, in, out, win, pad, str, x, want);
+    th_compare("PoolingForward MAX large", y, want, (size_t)Y.n, 0);
+    TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, Y.d, Y.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx);
+    ref_pool_bwd(RP_MAX, 2, 64, in, out, win, pad, str, x, want, wdx);
+    th_compare("PoolingBackward MAX large", dx, wdx, (size_t)X.n, 0);
+    free(x); free(y); free(want); free(dx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
+int main(void)
+{
+    th_seed(0x9001);
+    cudnnHandle_t h = th_create_handle();
+    if (th_is_gpu(h)) { cudnnDestroy(h); return TH_SKIP; }
+    static const int pmodes[4] = {RP_MAX, RP_AVG_INCL, RP_AVG_EXCL, RP_MAX_DET};
+    for (int t = 0; t < 4; t++)
+        for (int m = 0; m < 4; m++)
+            for (int ns = 2; ns <= 3; ns++)
+                for (int it = 0; it < 6; it++) one_case(h, float_types[t], pmodes[m], ns, it);
+    for (int m = 0; m < 4; m++)
+        for (int ns = 2; ns <= 3; ns++) grad_check(h, pmodes[m], ns);
+    desc_and_errors(h);
+    big_case(h);
+    cudnnDestroy(h);
+    return th_finish();
+}

@@ -1,0 +1,138 @@
+/* cudnnReduceTensor (+ descriptor, indices/workspace size queries) on the CPU backend: all
+ * nine ops, random reduced-dim sets over 3..6-D tensors, FLOAT/DOUBLE/HALF/BFLOAT16 (and
+ * HALF/BFLOAT16 -> FLOAT), layouts, alpha/beta with NaN prefill, FLATTENED 32-bit indices,
+ * NaN propagation, error paths. */
+#include "test_ops_util.h"
+#include "ops_ref.h"
+
+typedef struct { cudnnDataType_t a, c, comp; } rcombo;
+static const rcombo rcombos[] = {
+    {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT},    {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE},
+    {CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DATA_FLOAT},      {CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT},
+    {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT},     {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT},
+};
+
+static void one_case(cudnnHandle_t h, const rcombo *cb, int op, int iter)
+{
+    int nd = th_randint(3, 6), adim[8], cdim[8];
+    for (int i = 0; i < nd; i++) {
+        adim[i] = th_randint(1, nd > 4 ? 3 : 4);
+        cdim[i] = th_randint(0, 1) ? 1 : adim[i];
+    }
+    if (iter % 3 == 0) for (int i = 0; i < nd; i++) cdim[i] = 1; /* full reduction */
+    int la = th_randint(0, 3), lc = th_randint(0, 3), prop = iter % 2;
+    int with_idx = (op == RR_MIN || op == RR_MAX || op == RR_AMAX);
+    static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 1}, {-1.5, 0.5}};
+    double alpha = ab[iter % 4][0], beta = ab[iter % 4][1];
+    cudnnReduceTensorDescriptor_t rd;
+    TH_OK(cudnnCreateReduceTensorDescriptor(&rd));
+    TH_OK(cudnnSetReduceTensorDescriptor(rd, (cudnnReduceTensorOp_t)op, cb->comp, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
+                                         CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES));
+    tt A, C;
+    tt_make(h, &A, cb->a, nd, adim, la);
+    tt_make(h, &C, cb->c, nd, cdim, lc);
+    size_t isz = 1234, wsz = 1234;
+    TH_OK(cudnnGetReductionIndicesSize(h, rd, A.d, C.d, &isz));
+    TH_OK(cudnnGetReductionWorkspaceSize(h, rd, A.d, C.d, &wsz));
+    TH_CHECK(isz == (with_idx ? (size_t)C.n * 4 : 0), "indices size %zu for op %d", isz, op);
+    TH_CHECK(wsz == 0, "workspace size");
+    double *a = dalloc(A.n), *c0 = dalloc(C.n), *got = dalloc(C.n), *want = dalloc(C.n);
+    int64_t *widx = malloc(sizeof(int64_t) * (size_t)C.n);
+    if (op == RR_MUL || op == RR_MUL_NO_ZEROS) {
+        for (int64_t i = 0; i < A.n; i++) a[i] = th_randint(0, 5) == 0 ? (op == RR_MUL_NO_ZEROS ? 0 : 1) : th_uniform(0.8, 1.25) * (th_randint(0, 1) ? 1 : -1);
+    } else {
+        fill_nz(a, A.n, -9, 9);
+    }
+    if (with_idx && A.n > 4 && cb->a != CUDNN_DATA_DOUBLE) { a[1] = NAN; a[A.n - 2] = NAN; }
+    prior_fill(c0, C.n, beta);
+    tt_fill(h, &A, a, 0);
+    tt_fill(h, &C, c0, 6);
+    int32_t *idx = with_idx ? th_alloc(h, isz) : NULL;
+    if (idx) memset(idx, 0xff, isz);
+    scal sa = mkscal(alpha, cb->c), sb = mkscal(beta, cb->c);
+    TH_OK(cudnnReduceTensor(h, rd, idx, isz, NULL, 0, &sa, A.d, A.dev, &sb, C.d, C.dev));
+    tt_read(h, &C, got);
+    ref_reduce(op, prop, nd, adim, cdim, a, want, widx);
+    for (int64_t i = 0; i < C.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * c0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "ReduceTensor op=%d %s->%s nd=%d %s->%s alpha=%g beta=%g nan=%d", op, th_dtype_name(cb->a),
+             th_dtype_name(cb->c), nd, ol_name[la], ol_name[lc], alpha, beta, prop);
+    double tol = fmax(th_tolerance("reduce", cb->a), th_tolerance("reduce", cb->c));
+    int allnan = 1;
+    for (int64_t i = 0; i < C.n; i++) allnan &= isnan(want[i]) || want[i] == 0;
+    if (allnan) {
+        int same = 1;
+        for (int64_t i = 0; i < C.n; i++) same &= (isnan(got[i]) && isnan(want[i])) || got[i] == want[i];
+        TH_CHECK(same, "%s (NaN/zero results)", what);
+    } else {
+        th_compare(what, got, want, (size_t)C.n, tol);
+    }
+    if (idx) {
+        int same = 1;
+        for (int64_t i = 0; i < C.n; i++) same &= idx[i] == widx[i];
+        TH_CHECK(same, "%s: flattened indices", what);
+        th_free(h, idx);
+    }
+    free(a); free(c0); free(got); free(want); free(widx);
+    tt_free(h, &A); tt_free(h, &C);
+    cudnnDestroyReduceTensorDescriptor(rd);
+}
+
+static void desc_and_errors(cudnnHandle_t h)
+{
+    cudnnReduceTensorDescriptor_t rd;
+    TH_OK(cudnnCreateReduceTensorDescriptor(&rd));
+    cudnnReduceTensorOp_t op; cudnnDataType_t ct; cudnnNanPropagation_t np; cudnnReduceTensorIndices_t ri; cudnnIndicesType_t it;
+    TH_STATUS(cudnnGetReduceTensorDescriptor(rd, &op, &ct, &np, &ri, &it), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetReduceTensorDescriptor(rd, (cudnnReduceTensorOp_t)9, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_INT8, CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, (cudnnNanPropagation_t)2, CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN, (cudnnReduceTensorIndices_t)2, CUDNN_32BIT_INDICES), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES, (cudnnIndicesType_t)4), CUDNN_STATUS_BAD_PARAM);
+    TH_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_AMAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_64BIT_INDICES));
+    TH_OK(cudnnGetReduceTensorDescriptor(rd, &op, &ct, &np, &ri, &it));
+    TH_CHECK(op == CUDNN_REDUCE_TENSOR_AMAX && ct == CUDNN_DATA_FLOAT && np == CUDNN_PROPAGATE_NAN && ri == CUDNN_REDUCE_TENSOR_FLATTENED_INDICES &&
+                 it == CUDNN_64BIT_INDICES, "reduce descriptor round trip");
+    int ad[4] = {2, 3, 4, 5}, cd[4] = {2, 1, 4, 1}, bad[4] = {2, 2, 4, 1};
+    tt A, C, Cb, Ch;
+    tt_make(h, &A, CUDNN_DATA_FLOAT, 4, ad, OL_NCHW);
+    tt_make(h, &C, CUDNN_DATA_FLOAT, 4, cd, OL_NHWC);
+    tt_make(h, &Cb, CUDNN_DATA_FLOAT, 4, bad, OL_NCHW);
+    tt_make(h, &Ch, CUDNN_DATA_HALF, 4, cd, OL_NCHW);
+    double *v = dalloc(A.n);
+    fill_nz(v, A.n, -3, 3);
+    tt_fill(h, &A, v, 0);
+    tt_fill(h, &C, v, 0);
+    size_t sz;
+    float one = 1, zero = 0;
+    int32_t ix[8];
+    TH_STATUS(cudnnGetReductionIndicesSize(h, rd, A.d, C.d, &sz), CUDNN_STATUS_NOT_SUPPORTED); /* 64-bit indices */
+    TH_STATUS(cudnnReduceTensor(h, rd, ix, sizeof ix, NULL, 0, &one, A.d, A.dev, &zero, C.d, C.dev), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_AMAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES));
+    TH_STATUS(cudnnReduceTensor(h, rd, ix, 4, NULL, 0, &one, A.d, A.dev, &zero, C.d, C.dev), CUDNN_STATUS_BAD_PARAM); /* too small */
+    TH_STATUS(cudnnReduceTensor(h, rd, NULL, 32, NULL, 0, &one, A.d, A.dev, &zero, C.d, C.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnReduceTensor(h, rd, ix, sizeof ix, NULL, 0, &one, A.d, A.dev, &zero, Cb.d, Cb.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnReduceTensor(h, rd, ix, sizeof ix, NULL, 0, &one, A.d, A.dev, &zero, Ch.d, Ch.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnReduceTensor(h, rd, ix, sizeof ix, NULL, 0, &one, A.d, NULL, &zero, C.d, C.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnGetReductionWorkspaceSize(h, rd, A.d, C.d, NULL), CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(tt_unchanged(h, &C), "C changed by a failed cudnnReduceTensor");
+    TH_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES));
+    TH_OK(cudnnGetReductionIndicesSize(h, rd, A.d, C.d, &sz));
+    TH_CHECK(sz == 0, "no indices for ADD");
+    free(v);
+    tt_free(h, &A); tt_free(h, &C); tt_free(h, &Cb); tt_free(h, &Ch);
+    TH_OK(cudnnDestroyReduceTensorDescriptor(rd));
+}
+
+int main(void)
+{
+    th_seed(0x7ed);
+    cudnnHandle_t h = th_create_handle();
+    if (th_is_gpu(h)) { cudnnDestroy(h); return TH_SKIP; }
+    for (int c = 0; c < (int)(sizeof rcombos / sizeof rcombos[0]); c++)
+        for (int op = 0; op <= RR_MUL_NO_ZEROS; op++)
+            for (int it = 0; it < 6; it++) one_case(h, &rcombos[c], op, it);
+    desc_and_errors(h);
+    cudnnDestroy(h);
+    return th_finish();
+}

@@ -1,0 +1,135 @@
+/* cudnnSoftmaxForward/Backward on the CPU backend: FAST/ACCURATE/LOG x INSTANCE/CHANNEL in
+ * FLOAT/DOUBLE/HALF/BFLOAT16, 3..5-D tensors in independent layouts, alpha/beta with NaN
+ * prefill, backward against the written-out Jacobian and against finite differences. */
+#include "test_ops_util.h"
+#include "ops_ref.h"
+
+static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int algo, int mode, int iter)
+{
+    int nd = th_randint(3, 5), dim[8];
+    for (int i = 0; i < nd; i++) dim[i] = th_randint(1, 4);
+    dim[1] = th_randint(2, 6);
+    int64_t S = 1;
+    for (int i = 2; i < nd; i++) S *= dim[i];
+    static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 1}, {-1.5, 0.5}};
+    double alpha = ab[iter % 4][0], beta = ab[iter % 4][1];
+    tt X, Y, DY, DX;
+    int lx = th_randint(0, 3), ly = th_randint(0, 3);
+    tt_make(h, &X, dt, nd, dim, lx);
+    tt_make(h, &Y, dt, nd, dim, ly);
+    tt_make(h, &DY, dt, nd, dim, th_randint(0, 3));
+    tt_make(h, &DX, dt, nd, dim, th_randint(0, 3));
+    int64_t n = X.n;
+    double *x = dalloc(n), *y0 = dalloc(n), *got = dalloc(n), *want = dalloc(n), *yv = dalloc(n), *dy = dalloc(n), *dx0 = dalloc(n);
+    th_fill_uniform(x, (size_t)n, -4, 4);
+    prior_fill(y0, n, beta);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y0, 5);
+    scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
+    TH_OK(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    ref_softmax_fwd(algo, mode, dim[0], dim[1], S, x, yv);
+    for (int64_t i = 0; i < n; i++) want[i] = alpha * yv[i] + (beta != 0 ? beta * y0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "SoftmaxForward algo=%d mode=%d %s nd=%d %s->%s alpha=%g beta=%g", algo, mode, th_dtype_name(dt), nd,
+             ol_name[lx], ol_name[ly], alpha, beta);
+    th_compare(what, got, want, (size_t)n, 2 * th_tolerance("softmax", dt));
+    /* backward from the reference y (rounded to the type) */
+    tt_fill(h, &Y, yv, 5);
+    th_fill_uniform(dy, (size_t)n, -2, 2);
+    prior_fill(dx0, n, beta);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, dx0, 4);
+    TH_OK(cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode, &sa, Y.d, Y.dev, DY.d, DY.dev, &sb, DX.d, DX.dev));
+    tt_read(h, &DX, got);
+    ref_softmax_bwd(algo, mode, dim[0], dim[1], S, yv, dy, want);
+    for (int64_t i = 0; i < n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * dx0[i] : 0);
+    snprintf(what, sizeof what, "SoftmaxBackward algo=%d mode=%d %s nd=%d alpha=%g beta=%g", algo, mode, th_dtype_name(dt), nd, alpha, beta);
+    th_compare(what, got, want, (size_t)n, 4 * th_tolerance("softmax", dt));
+    free(x); free(y0); free(got); free(want); free(yv); free(dy); free(dx0);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+}
+
+typedef struct { int algo, mode, N, C; int64_t S, n; const double *dy; double *tmp; } sm_ctx;
+static double sm_loss(void *c, const double *x)
+{
+    sm_ctx *k = c;
+    ref_softmax_fwd(k->algo, k->mode, k->N, k->C, k->S, x, k->tmp);
+    double s = 0;
+    for (int64_t i = 0; i < k->n; i++) s += k->dy[i] * k->tmp[i];
+    return s;
+}
+
+static void grad_check(cudnnHandle_t h, int algo, int mode)
+{
+    int dim[4] = {2, 4, 2, 3};
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_DOUBLE, 4, dim, OL_NHWC);
+    tt_make(h, &Y, CUDNN_DATA_DOUBLE, 4, dim, OL_PADDED);
+    tt_make(h, &DY, CUDNN_DATA_DOUBLE, 4, dim, OL_NCHW);
+    tt_make(h, &DX, CUDNN_DATA_DOUBLE, 4, dim, OL_PADDED_NHWC);
+    int64_t n = X.n;
+    double *x = dalloc(n), *y = dalloc(n), *dy = dalloc(n), *dx = dalloc(n), *fd = dalloc(n), *tmp = dalloc(n);
+    th_fill_uniform(x, (size_t)n, -2, 2);
+    th_fill_uniform(dy, (size_t)n, -1, 1);
+    for (int64_t i = 0; i < n; i++) y[i] = NAN;
+    double one = 1, zero = 0;
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y, 0);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, y, 0);
+    TH_OK(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    TH_OK(cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode, &one, Y.d, Y.dev, DY.d, DY.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx);
+    sm_ctx k = {algo, mode, dim[0], dim[1], dim[2] * dim[3], n, dy, tmp};
+    fd_grad(n, x, sm_loss, &k, 1e-5, fd);
+    char what[80];
+    snprintf(what, sizeof what, "SoftmaxBackward algo=%d mode=%d vs finite differences", algo, mode);
+    th_compare(what, dx, fd, (size_t)n, 1e-7);
+    free(x); free(y); free(dy); free(dx); free(fd); free(tmp);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+}
+
+static void errors(cudnnHandle_t h)
+{
+    int d[4] = {2, 3, 4, 5}, e[4] = {2, 3, 4, 4};
+    tt X, Y, Yh, Z, I8;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, d, OL_NCHW);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, d, OL_NHWC);
+    tt_make(h, &Yh, CUDNN_DATA_HALF, 4, d, OL_NCHW);
+    tt_make(h, &Z, CUDNN_DATA_FLOAT, 4, e, OL_NCHW);
+    tt_make(h, &I8, CUDNN_DATA_INT8, 4, d, OL_NCHW);
+    double *v = dalloc(Y.n);
+    fill_nz(v, Y.n, -3, 3);
+    tt_fill(h, &Y, v, 0);
+    float one = 1, zero = 0;
+    TH_STATUS(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)3, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, (cudnnSoftmaxMode_t)2, &one, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, &zero, Z.d, Z.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, &zero, Yh.d, Yh.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, I8.d, I8.dev, &zero, I8.d, I8.dev), CUDNN_STATUS_NOT_SUPPORTED);
+    TH_STATUS(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, NULL, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, NULL, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, Z.d, Z.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, X.d, NULL, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_STATUS(cudnnSoftmaxBackward(NULL, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, X.d, X.dev, &zero, Y.d, Y.dev), CUDNN_STATUS_BAD_PARAM);
+    TH_CHECK(tt_unchanged(h, &Y), "y changed by a failed softmax call");
+    free(v);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &Yh); tt_free(h, &Z); tt_free(h, &I8);
+}
+
+int main(void)
+{
+    th_seed(0x50f7);
+    cudnnHandle_t h = th_create_handle();
+    if (th_is_gpu(h)) { cudnnDestroy(h); return TH_SKIP; }
+    for (int t = 0; t < 4; t++)
+        for (int a = 0; a < 3; a++)
+            for (int m = 0; m < 2; m++)
+                for (int it = 0; it < 4; it++) one_case(h, float_types[t], a, m, it);
+    for (int a = 0; a < 3; a++)
+        for (int m = 0; m < 2; m++) grad_check(h, a, m);
+    errors(h);
+    cudnnDestroy(h);
+    return th_finish();
+}
