@@ -19,7 +19,8 @@ extern "C" {
 cudnnStatus_t fdnn_cuda_conv_direct_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Tiled shared-memory implicit GEMM on CUDA cores, forward, FLOAT and DOUBLE. */
 cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
-/* Tensor-core (WMMA 16x16x16) implicit GEMM, forward, HALF and BFLOAT16 with float accumulation. */
+/* Tensor-core (WMMA) implicit GEMM, forward, float accumulation: HALF and BFLOAT16 (16x16x16),
+ * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */
 cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */

@@ -1,5 +1,6 @@
-/* Forward convolution as a tensor-core implicit GEMM (HALF, BFLOAT16 inputs and outputs, float
- * accumulation) with WMMA 16x16x16 fragments. A block of 4 warps computes a 64x64 output tile;
+/* Forward convolution as a tensor-core implicit GEMM with float accumulation: HALF and
+ * BFLOAT16 with WMMA 16x16x16 fragments, and FLOAT through TF32 (16x16x8, inputs rounded to
+ * TF32's 10-bit mantissa) when the math type asks for tensor ops. A block of 4 warps computes a 64x64 output tile;
  * each warp owns 32x32 (2x2 fragments). Operands are gathered through the tensor strides into
  * shared memory (any layout, padding, stride, dilation, groups), the accumulators are staged
  * through shared memory for the alpha/beta epilogue and the strided store. Deterministic. */
@@ -13,7 +14,20 @@ using namespace nvcuda;
 namespace {
 
 constexpr int BM = 64, BN = 64, BK = 32, NT = 128;
-constexpr int LDA = BK + 8, LDB = BN + 8, LDC = BN + 4;
+constexpr int LDC = BN + 4;
+
+/* Per-type fragment element type and WMMA K extent. */
+template <typename T> struct TcTraits;
+template <> struct TcTraits<__half> { typedef __half frag; static constexpr int WK = 16; };
+template <> struct TcTraits<__nv_bfloat16> { typedef __nv_bfloat16 frag; static constexpr int WK = 16; };
+template <> struct TcTraits<float> { typedef wmma::precision::tf32 frag; static constexpr int WK = 8; };
+
+template <typename Frag>
+__device__ __forceinline__ void to_tf32(Frag &f, float) {
+    for (int t = 0; t < f.num_elements; t++) f.x[t] = wmma::__float_to_tf32(f.x[t]);
+}
+template <typename Frag, typename T>
+__device__ __forceinline__ void to_tf32(Frag &, T) {}
 
 template <typename T>
 __global__ void __launch_bounds__(NT)
@@ -21,6 +35,10 @@ conv_fwd_tc_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w,
                    long long M, int Kdim, int cfast)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    typedef typename TcTraits<T>::frag FT;
+    constexpr int WK = TcTraits<T>::WK;
+    constexpr int PADE = 32 / sizeof(T);            /* 32 bytes of padding per row */
+    constexpr int LDA = BK + PADE, LDB = BN + PADE;
     __shared__ RowInfo<BM> R;
     __shared__ __align__(32) T As[BM * LDA];
     __shared__ __align__(32) T Bs[BK * LDB];
@@ -34,7 +52,7 @@ conv_fwd_tc_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w,
     fill_rows<BM>(R, G, m0, M, gi);
     __syncthreads();
 
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+    wmma::fragment<wmma::accumulator, 16, 16, WK, float> acc[2][2];
 #pragma unroll
     for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -59,13 +77,19 @@ conv_fwd_tc_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w,
         }
         __syncthreads();
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> af[2];
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> bf[2];
+        for (int kk = 0; kk < BK; kk += WK) {
+            wmma::fragment<wmma::matrix_a, 16, 16, WK, FT, wmma::row_major> af[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, WK, FT, wmma::row_major> bf[2];
 #pragma unroll
-            for (int i = 0; i < 2; i++) wmma::load_matrix_sync(af[i], As + (wm * 32 + i * 16) * LDA + kk, LDA);
+            for (int i = 0; i < 2; i++) {
+                wmma::load_matrix_sync(af[i], As + (wm * 32 + i * 16) * LDA + kk, LDA);
+                to_tf32(af[i], T());
+            }
 #pragma unroll
-            for (int j = 0; j < 2; j++) wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * 32 + j * 16, LDB);
+            for (int j = 0; j < 2; j++) {
+                wmma::load_matrix_sync(bf[j], Bs + kk * LDB + wn * 32 + j * 16, LDB);
+                to_tf32(bf[j], T());
+            }
 #pragma unroll
             for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -116,6 +140,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_c
                          cs->cc / 10, cs->cc % 10);
     if (p->xtype == CUDNN_DATA_HALF) return launch<__half>(h, p, a);
     if (p->xtype == CUDNN_DATA_BFLOAT16) return launch<__nv_bfloat16>(h, p, a);
+    if (p->xtype == CUDNN_DATA_FLOAT) return launch<float>(h, p, a);
     return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "conv_fwd__implicit_gemm_tc: data type %s is not implemented",
                      fdnn_dtype_name(p->xtype));
 }

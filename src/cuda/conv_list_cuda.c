@@ -1,5 +1,6 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
- *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16), SIMT implicit GEMM (FLOAT/DOUBLE),
+ *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
+ *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE),
  *                direct (everything);
  *   bwd data:    direct; bwd filter: direct.
  * applicable() states precisely why an implementation cannot run a problem; all of them
@@ -93,14 +94,8 @@ static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
     return 1;
 }
 
-static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+static int device_has_tc(char *why, size_t why_n)
 {
-    if (!tiled_shape_ok(p, why, why_n)) return 0;
-    if (!(p->xtype == p->wtype && p->xtype == p->ytype && is_lowp(p->xtype)))
-        return nope(why, why_n, "the tensor-core implicit GEMM handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
-                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
-    if (p->math_type == CUDNN_FMA_MATH)
-        return nope(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
     int dev = 0, major = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
         cudaGetLastError();
@@ -109,6 +104,30 @@ static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
     if (major < 8)
         return nope(why, why_n, "the tensor-core kernels need compute capability 8.0 or newer (device %d has %d.x)", dev, major);
     return 1;
+}
+
+static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    if (!(p->xtype == p->wtype && p->xtype == p->ytype && is_lowp(p->xtype)))
+        return nope(why, why_n, "the tensor-core implicit GEMM handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (p->math_type == CUDNN_FMA_MATH)
+        return nope(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
+    return device_has_tc(why, why_n);
+}
+
+/* FLOAT through TF32 tensor cores only when the caller asked for tensor ops explicitly
+ * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
+static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    if (!(p->xtype == CUDNN_DATA_FLOAT && p->wtype == CUDNN_DATA_FLOAT && p->ytype == CUDNN_DATA_FLOAT))
+        return nope(why, why_n, "the TF32 implicit GEMM handles FLOAT (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return nope(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+    return device_has_tc(why, why_n);
 }
 
 static cudnnStatus_t run_direct(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -126,6 +145,8 @@ static cudnnStatus_t run_tc(cudnnHandle_t h, const fdnn_conv_problem *p, const f
 
 static const fdnn_conv_impl fwd_tc = {"conv_fwd__implicit_gemm_tc", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                       CUDNN_TENSOR_OP_MATH, tc_ok, no_workspace, run_tc};
+static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                        CUDNN_TENSOR_OP_MATH, tf32_ok, no_workspace, run_tc};
 static const fdnn_conv_impl fwd_simt = {"conv_fwd__implicit_gemm_simt", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                         CUDNN_FMA_MATH, simt_ok, no_workspace, run_simt};
 static const fdnn_conv_impl fwd_direct = {"conv_fwd__direct", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1, CUDNN_FMA_MATH,
@@ -141,7 +162,7 @@ static const fdnn_conv_impl bwd_filter_direct = {"conv_bwd_filter__direct", CUDN
 static const fdnn_conv_impl bwd_filter_direct_lowp = {"conv_bwd_filter__direct_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, 1,
                                                       CUDNN_DEFAULT_MATH, direct_lowp_ok, no_workspace, run_direct};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_simt, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_tf32, &fwd_simt, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_direct, &bwd_data_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 

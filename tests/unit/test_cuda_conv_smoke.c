@@ -345,6 +345,7 @@ int main(void)
             for (int ti = 0; ti < 4; ti++) {
                 const int lowp = fdt[ti] == CUDNN_DATA_HALF || fdt[ti] == CUDNN_DATA_BFLOAT16;
                 run_case(h, &probs[pi], fdt[ti], fdt[ti], layout, CUDNN_DEFAULT_MATH);
+                if (fdt[ti] == CUDNN_DATA_FLOAT) run_case(h, &probs[pi], fdt[ti], fdt[ti], layout, CUDNN_TENSOR_OP_MATH); /* TF32 */
                 if (lowp) {
                     run_case(h, &probs[pi], fdt[ti], fdt[ti], layout, CUDNN_TENSOR_OP_MATH);
                     run_case(h, &probs[pi], fdt[ti], fdt[ti], layout, CUDNN_FMA_MATH);
