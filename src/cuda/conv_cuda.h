@@ -22,6 +22,11 @@ cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_probl
 /* Tensor-core (WMMA) implicit GEMM, forward, float accumulation: HALF and BFLOAT16 (16x16x16),
  * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */
 cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Backward data / backward filter as tiled implicit GEMMs on CUDA cores (FLOAT, DOUBLE, HALF,
+ * BFLOAT16). Backward filter splits the reduction into fixed slices whose partial sums need
+ * fdnn_cuda_conv_bwd_filter_simt_workspace(p) bytes (0 when no split is used). */
+cudnnStatus_t fdnn_cuda_conv_bwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+size_t fdnn_cuda_conv_bwd_filter_simt_workspace(const fdnn_conv_problem *p);
 
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */
 enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };

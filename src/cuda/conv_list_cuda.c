@@ -2,9 +2,10 @@
  *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
  *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE),
  *                direct (everything);
- *   bwd data:    direct; bwd filter: direct.
- * applicable() states precisely why an implementation cannot run a problem; all of them
- * need no workspace. Kernels are in the .cu files of this directory (see conv_cuda.h). */
+ *   bwd data:    SIMT implicit GEMM (ALGO_1), direct (ALGO_0);
+ *   bwd filter:  SIMT implicit GEMM with a fixed split of the reduction (ALGO_1), direct (ALGO_0).
+ * applicable() states precisely why an implementation cannot run a problem; only the tiled
+ * backward-filter kernel uses workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
 #include <stdio.h>
 #include <stdarg.h>
 #include "conv_cuda.h"
@@ -71,23 +72,48 @@ static int direct_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
     return common_ok(p, why, why_n) && direct_types_ok(p, 1, why, why_n);
 }
 
-/* The tiled kernels put groups in gridDim.z and GEMM rows N*P in gridDim.x (int). */
+/* The tiled kernels put groups in gridDim.z and their GEMM dimensions must fit in int. */
 static int tiled_shape_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "forward only");
     if (!common_ok(p, why, why_n)) return 0;
     if (p->g > FDNN_CUDA_CONV_MAX_GROUPS)
         return nope(why, why_n, "group count %d exceeds %d", p->g, (int)FDNN_CUDA_CONV_MAX_GROUPS);
-    const long long m = (long long)p->n * p->out[0] * p->out[1] * p->out[2];
-    const long long kd = (long long)(p->c / p->g) * p->flt[0] * p->flt[1] * p->flt[2];
-    if (m >= (1LL << 31) - 256 || kd >= (1LL << 31) - 256)
-        return nope(why, why_n, "GEMM dimensions (N*P=%lld, C/g*RS=%lld) exceed 2^31", m, kd);
+    const long long flt = (long long)p->flt[0] * p->flt[1] * p->flt[2];
+    const long long npq = (long long)p->n * p->out[0] * p->out[1] * p->out[2];
+    const long long ndhw = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
+    const long long lim = (1LL << 31) - 256;
+    if (npq >= lim || ndhw >= lim || (long long)(p->c / p->g) * flt >= lim || (long long)(p->k / p->g) * flt >= lim)
+        return nope(why, why_n, "GEMM dimensions (N*P=%lld, N*D*H*W=%lld, C/g*TRS, K/g*TRS) must stay below 2^31", npq, ndhw);
     return 1;
+}
+
+static int fwd_tiled_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "forward only");
+    return tiled_shape_ok(p, why, why_n);
+}
+
+/* Backward tiled kernels: same-type FLOAT/DOUBLE (lowp = 0) or HALF/BFLOAT16 (lowp = 1). */
+static int bwd_simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
+{
+    if (p->dir == FDNN_CONV_FWD) return nope(why, why_n, "backward directions only");
+    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    const int same = p->xtype == p->wtype && p->xtype == p->ytype;
+    if (lowp ? (same && is_lowp(p->xtype)) : (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE))) return 1;
+    return nope(why, why_n, "this entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
+                fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+}
+static int bwd_simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return bwd_simt_types_ok(p, 0, why, why_n); }
+static int bwd_simt_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return bwd_simt_types_ok(p, 1, why, why_n); }
+
+static size_t bwd_simt_workspace(const fdnn_conv_problem *p)
+{
+    return p->dir == FDNN_CONV_BWD_FILTER ? fdnn_cuda_conv_bwd_filter_simt_workspace(p) : 0;
 }
 
 static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    if (!fwd_tiled_ok(p, why, why_n)) return 0;
     if (!(p->xtype == p->wtype && p->xtype == p->ytype && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)))
         return nope(why, why_n, "the SIMT implicit GEMM handles FLOAT and DOUBLE (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
@@ -108,7 +134,7 @@ static int device_has_tc(char *why, size_t why_n)
 
 static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    if (!fwd_tiled_ok(p, why, why_n)) return 0;
     if (!(p->xtype == p->wtype && p->xtype == p->ytype && is_lowp(p->xtype)))
         return nope(why, why_n, "the tensor-core implicit GEMM handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
@@ -121,7 +147,7 @@ static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
  * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
 static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    if (!fwd_tiled_ok(p, why, why_n)) return 0;
     if (!(p->xtype == CUDNN_DATA_FLOAT && p->wtype == CUDNN_DATA_FLOAT && p->ytype == CUDNN_DATA_FLOAT))
         return nope(why, why_n, "the TF32 implicit GEMM handles FLOAT (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
@@ -137,6 +163,10 @@ static cudnnStatus_t run_direct(cudnnHandle_t h, const fdnn_conv_problem *p, con
 static cudnnStatus_t run_simt(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     return fdnn_cuda_conv_fwd_simt_run(h, p, a);
+}
+static cudnnStatus_t run_bwd_simt(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_bwd_simt_run(h, p, a);
 }
 static cudnnStatus_t run_tc(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
@@ -162,9 +192,18 @@ static const fdnn_conv_impl bwd_filter_direct = {"conv_bwd_filter__direct", CUDN
 static const fdnn_conv_impl bwd_filter_direct_lowp = {"conv_bwd_filter__direct_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, 1,
                                                       CUDNN_DEFAULT_MATH, direct_lowp_ok, no_workspace, run_direct};
 
+static const fdnn_conv_impl bwd_data_simt = {"conv_bwd_data__implicit_gemm_simt", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                             CUDNN_FMA_MATH, bwd_simt_ok, no_workspace, run_bwd_simt};
+static const fdnn_conv_impl bwd_data_simt_lowp = {"conv_bwd_data__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                                  CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, no_workspace, run_bwd_simt};
+static const fdnn_conv_impl bwd_filter_simt = {"conv_bwd_filter__implicit_gemm_simt", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
+                                               CUDNN_FMA_MATH, bwd_simt_ok, bwd_simt_workspace, run_bwd_simt};
+static const fdnn_conv_impl bwd_filter_simt_lowp = {"conv_bwd_filter__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+                                                    1, CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, bwd_simt_workspace, run_bwd_simt};
+
 static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_tf32, &fwd_simt, &fwd_direct, &fwd_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_direct, &bwd_data_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)
 {

@@ -24,6 +24,7 @@ static const prob probs[] = {
     {"2d_3x3_pad1", 2, 2, 8, 6, 1, {1, 7, 6}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0},
     {"2d_grouped_stride_dil_conv", 2, 2, 4, 4, 2, {1, 9, 8}, {1, 3, 2}, {0, 1, 0}, {1, 2, 2}, {1, 2, 1}, 1},
     {"3d_depthwise", 3, 1, 3, 3, 3, {4, 5, 5}, {2, 3, 3}, {1, 1, 1}, {2, 1, 2}, {1, 1, 1}, 0},
+    {"2d_bwd_filter_split", 2, 2, 2, 3, 1, {1, 20, 20}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0},
     {"2d_k70_multi_tile", 2, 3, 5, 70, 1, {1, 10, 11}, {1, 2, 2}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}, 1},
 };
 
@@ -116,6 +117,7 @@ static void buf_free(dev_buf *b)
 static int algo_required(int dir, int algo, cudnnDataType_t dt, cudnnMathType_t math)
 {
     if (algo == 0) return 1; /* direct kernels: IMPLICIT_GEMM / BWD_DATA_ALGO_0 / BWD_FILTER_ALGO_0 */
+    if (dir > 0 && algo == 1) return 1; /* tiled backward kernels: BWD_DATA_ALGO_1 / BWD_FILTER_ALGO_1 */
     if (dir == 0 && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
         if (dt == CUDNN_DATA_FLOAT || dt == CUDNN_DATA_DOUBLE) return 1;
         if ((dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16) && math != CUDNN_FMA_MATH) return 1;
