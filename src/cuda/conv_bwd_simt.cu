@@ -26,7 +26,7 @@ struct DxRows {
 };
 
 template <typename T, typename ACC>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, 2)
 conv_bwd_data_simt_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restrict__ dy, double alpha, double beta,
                           long long M, int Kdim, int kfast)
 {
@@ -134,7 +134,7 @@ struct DwCols {
 /* Output of a slice: either dw directly (one slice) or the workspace partial buffer laid out
  * [slice][k][j] with j = (c, t', r', s') in filter order. */
 template <typename T, typename ACC>
-__global__ void __launch_bounds__(NT)
+__global__ void __launch_bounds__(NT, 2)
 conv_bwd_filter_simt_kernel(ConvGeom G, T *dw, const T *__restrict__ x, const T *__restrict__ dy, double alpha, double beta,
                             long long NP, int splits, long long slice, ACC *part)
 {

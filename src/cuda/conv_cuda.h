@@ -17,7 +17,8 @@ extern "C" {
 /* One thread per output element (fwd, bwd-data) / one block per filter element with a fixed
  * tree reduction (bwd-filter). Every dtype configuration, layout, 2-D/3-D, groups. */
 cudnnStatus_t fdnn_cuda_conv_direct_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
-/* Tiled shared-memory implicit GEMM on CUDA cores, forward, FLOAT and DOUBLE. */
+/* Tiled shared-memory implicit GEMM on CUDA cores, forward: FLOAT, DOUBLE, HALF/BFLOAT16 (float
+ * accumulation), INT8 (int32 accumulation, INT8 or FLOAT output). */
 cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Tensor-core (WMMA) implicit GEMM, forward, float accumulation: HALF and BFLOAT16 (16x16x16),
  * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */

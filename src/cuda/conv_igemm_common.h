@@ -78,9 +78,9 @@ __device__ __forceinline__ KdInfo decode_kd(const ConvGeom &G, int kd, int Kdim,
 template <int BM, typename T>
 __device__ __forceinline__ T load_x(const T *__restrict__ x, const RowInfo<BM> &R, int i, const KdInfo &K, const ConvGeom &G)
 {
-    if (!K.valid || R.xbase[i] < 0) return T(0.0f);
+    if (!K.valid || R.xbase[i] < 0) return T(0);
     const int d = R.d0[i] + K.td, h = R.h0[i] + K.rd, w = R.w0[i] + K.sd;
-    if ((unsigned)d >= (unsigned)G.in[0] || (unsigned)h >= (unsigned)G.in[1] || (unsigned)w >= (unsigned)G.in[2]) return T(0.0f);
+    if ((unsigned)d >= (unsigned)G.in[0] || (unsigned)h >= (unsigned)G.in[1] || (unsigned)w >= (unsigned)G.in[2]) return T(0);
     return x[R.xbase[i] + K.xoff + d * G.xs[2] + h * G.xs[3] + w * G.xs[4]];
 }
 

@@ -1,6 +1,7 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
  *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
- *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE),
+ *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE/INT8, and HALF/BFLOAT16 when tensor
+ *                cores are not allowed),
  *                direct (everything);
  *   bwd data:    SIMT implicit GEMM (ALGO_1), direct (ALGO_0);
  *   bwd filter:  SIMT implicit GEMM with a fixed split of the reduction (ALGO_1), direct (ALGO_0).
@@ -111,14 +112,25 @@ static size_t bwd_simt_workspace(const fdnn_conv_problem *p)
     return p->dir == FDNN_CONV_BWD_FILTER ? fdnn_cuda_conv_bwd_filter_simt_workspace(p) : 0;
 }
 
-static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+/* Forward SIMT implicit GEMM: FLOAT/DOUBLE/INT8 (lowp = 0, FMA math) or HALF/BFLOAT16 with float
+ * accumulation (lowp = 1, DEFAULT math; used when tensor cores are not allowed). */
+static int simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
 {
     if (!fwd_tiled_ok(p, why, why_n)) return 0;
-    if (!(p->xtype == p->wtype && p->xtype == p->ytype && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)))
-        return nope(why, why_n, "the SIMT implicit GEMM handles FLOAT and DOUBLE (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+    const int same = p->xtype == p->wtype && p->xtype == p->ytype;
+    if (lowp) {
+        if (same && is_lowp(p->xtype)) return 1;
+        return nope(why, why_n, "this entry handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
-    return 1;
+    }
+    if (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)) return 1;
+    if (p->xtype == CUDNN_DATA_INT8 && p->wtype == CUDNN_DATA_INT8 && (p->ytype == CUDNN_DATA_INT8 || p->ytype == CUDNN_DATA_FLOAT))
+        return 1;
+    return nope(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT); got x=%s w=%s y=%s",
+                fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
 }
+static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 0, why, why_n); }
+static int simt_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 1, why, why_n); }
 
 static int device_has_tc(char *why, size_t why_n)
 {
@@ -179,6 +191,8 @@ static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CO
                                         CUDNN_TENSOR_OP_MATH, tf32_ok, no_workspace, run_tc};
 static const fdnn_conv_impl fwd_simt = {"conv_fwd__implicit_gemm_simt", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                         CUDNN_FMA_MATH, simt_ok, no_workspace, run_simt};
+static const fdnn_conv_impl fwd_simt_lowp = {"conv_fwd__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                             1, CUDNN_DEFAULT_MATH, simt_lowp_ok, no_workspace, run_simt};
 static const fdnn_conv_impl fwd_direct = {"conv_fwd__direct", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1, CUDNN_FMA_MATH,
                                           direct_ok, no_workspace, run_direct};
 static const fdnn_conv_impl fwd_direct_lowp = {"conv_fwd__direct_lowp", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1,
@@ -201,7 +215,7 @@ static const fdnn_conv_impl bwd_filter_simt = {"conv_bwd_filter__implicit_gemm_s
 static const fdnn_conv_impl bwd_filter_simt_lowp = {"conv_bwd_filter__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
                                                     1, CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, bwd_simt_workspace, run_bwd_simt};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_tf32, &fwd_simt, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
