@@ -1,0 +1,38 @@
+/* CUDA convolution implementations: the extern "C" launchers behind the entries of
+ * fdnn_cuda_conv_impls (src/cuda/conv_list_cuda.c). Each run function launches on the
+ * handle's stream only, allocates nothing and never synchronises, so calls are capturable
+ * into CUDA graphs. Included by C (the list) and by the .cu files. */
+#ifndef FDNN_CUDA_CONV_H
+#define FDNN_CUDA_CONV_H
+#include <stdio.h>
+#include <cuda_runtime_api.h>
+#include "cudnn.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "../core/fdnn.h"
+#include "../dispatch/conv.h"
+#include "cuda_backend.h"
+
+/* One thread per output element (fwd, bwd-data) / one block per filter element with a fixed
+ * tree reduction (bwd-filter). Every dtype configuration, layout, 2-D/3-D, groups. */
+cudnnStatus_t fdnn_cuda_conv_direct_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Tiled shared-memory implicit GEMM on CUDA cores, forward: FLOAT, DOUBLE, HALF/BFLOAT16 (float
+ * accumulation), INT8 (int32 accumulation, INT8 or FLOAT output). */
+cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Tensor-core (WMMA) implicit GEMM, forward, float accumulation: HALF and BFLOAT16 (16x16x16),
+ * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */
+cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Backward data / backward filter as tiled implicit GEMMs on CUDA cores (FLOAT, DOUBLE, HALF,
+ * BFLOAT16). Backward filter splits the reduction into fixed slices whose partial sums need
+ * fdnn_cuda_conv_bwd_filter_simt_workspace(p) bytes (0 when no split is used). */
+cudnnStatus_t fdnn_cuda_conv_bwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+size_t fdnn_cuda_conv_bwd_filter_simt_workspace(const fdnn_conv_problem *p);
+
+/* Limits of the tiled kernels, checked by the list's applicable() functions. */
+enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,230 @@
+/* The CUDA backend's convolution implementation lists, fastest applicable first:
+ *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
+ *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE/INT8, and HALF/BFLOAT16 when tensor
+ *                cores are not allowed),
+ *                direct (everything);
+ *   bwd data:    SIMT implicit GEMM (ALGO_1), direct (ALGO_0);
+ *   bwd filter:  SIMT implicit GEMM with a fixed split of the reduction (ALGO_1), direct (ALGO_0).
+ * applicable() states precisely why an implementation cannot run a problem; only the tiled
+ * backward-filter kernel uses workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
+#include <stdio.h>
+#include <stdarg.h>
+#include "conv_cuda.h"
+
+static int nope(char *why, size_t why_n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int nope(char *why, size_t why_n, const char *fmt, ...)
+{
+    if (why && why_n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_n, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
+static size_t no_workspace(const fdnn_conv_problem *p)
+{
+    (void)p;
+    return 0;
+}
+
+/* Shape limits common to all CUDA kernels: plain (non-vectorised) layouts, <= 3 spatial dims,
+ * per-image extents and indices fitting in int. */
+static int common_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->nb_spatial < 2 || p->nb_spatial > 3)
+        return nope(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
+    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
+        return nope(why, why_n, "vectorised NCHW_VECT_C layouts (INT8x4/INT8x32) are not implemented on CUDA");
+    if (p->g < 1 || p->c % p->g || p->k % p->g)
+        return nope(why, why_n, "groups %d must divide C=%d and K=%d", p->g, p->c, p->k);
+    return 1;
+}
+
+static int is_lowp(cudnnDataType_t t) { return t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16; }
+
+/* Data types the direct kernels implement for a direction. lowp selects the HALF/BFLOAT16 entry
+ * (reported with DEFAULT math) versus the FLOAT/DOUBLE/INT8 one (FMA math). */
+static int direct_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
+{
+    const int same = p->xtype == p->wtype && p->xtype == p->ytype;
+    if (lowp) {
+        if (same && is_lowp(p->xtype)) return 1;
+        return nope(why, why_n, "this entry handles HALF and BFLOAT16 (x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    }
+    if (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)) return 1;
+    if (p->xtype == CUDNN_DATA_INT8 && p->wtype == CUDNN_DATA_INT8 &&
+        (p->ytype == CUDNN_DATA_INT8 || p->ytype == CUDNN_DATA_FLOAT)) {
+        if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "INT8 is only supported for the forward convolution");
+        return 1;
+    }
+    return nope(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT; forward only); got x=%s w=%s y=%s",
+                fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+}
+
+static int direct_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    return common_ok(p, why, why_n) && direct_types_ok(p, 0, why, why_n);
+}
+static int direct_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    return common_ok(p, why, why_n) && direct_types_ok(p, 1, why, why_n);
+}
+
+/* The tiled kernels put groups in gridDim.z and their GEMM dimensions must fit in int. */
+static int tiled_shape_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!common_ok(p, why, why_n)) return 0;
+    if (p->g > FDNN_CUDA_CONV_MAX_GROUPS)
+        return nope(why, why_n, "group count %d exceeds %d", p->g, (int)FDNN_CUDA_CONV_MAX_GROUPS);
+    const long long flt = (long long)p->flt[0] * p->flt[1] * p->flt[2];
+    const long long npq = (long long)p->n * p->out[0] * p->out[1] * p->out[2];
+    const long long ndhw = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
+    const long long lim = (1LL << 31) - 256;
+    if (npq >= lim || ndhw >= lim || (long long)(p->c / p->g) * flt >= lim || (long long)(p->k / p->g) * flt >= lim)
+        return nope(why, why_n, "GEMM dimensions (N*P=%lld, N*D*H*W=%lld, C/g*TRS, K/g*TRS) must stay below 2^31", npq, ndhw);
+    return 1;
+}
+
+static int fwd_tiled_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "forward only");
+    return tiled_shape_ok(p, why, why_n);
+}
+
+/* Backward tiled kernels: same-type FLOAT/DOUBLE (lowp = 0) or HALF/BFLOAT16 (lowp = 1). */
+static int bwd_simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
+{
+    if (p->dir == FDNN_CONV_FWD) return nope(why, why_n, "backward directions only");
+    if (!tiled_shape_ok(p, why, why_n)) return 0;
+    const int same = p->xtype == p->wtype && p->xtype == p->ytype;
+    if (lowp ? (same && is_lowp(p->xtype)) : (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE))) return 1;
+    return nope(why, why_n, "this entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
+                fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+}
+static int bwd_simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return bwd_simt_types_ok(p, 0, why, why_n); }
+static int bwd_simt_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return bwd_simt_types_ok(p, 1, why, why_n); }
+
+static size_t bwd_simt_workspace(const fdnn_conv_problem *p)
+{
+    return p->dir == FDNN_CONV_BWD_FILTER ? fdnn_cuda_conv_bwd_filter_simt_workspace(p) : 0;
+}
+
+/* Forward SIMT implicit GEMM: FLOAT/DOUBLE/INT8 (lowp = 0, FMA math) or HALF/BFLOAT16 with float
+ * accumulation (lowp = 1, DEFAULT math; used when tensor cores are not allowed). */
+static int simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
+{
+    if (!fwd_tiled_ok(p, why, why_n)) return 0;
+    const int same = p->xtype == p->wtype && p->xtype == p->ytype;
+    if (lowp) {
+        if (same && is_lowp(p->xtype)) return 1;
+        return nope(why, why_n, "this entry handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    }
+    if (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)) return 1;
+    if (p->xtype == CUDNN_DATA_INT8 && p->wtype == CUDNN_DATA_INT8 && (p->ytype == CUDNN_DATA_INT8 || p->ytype == CUDNN_DATA_FLOAT))
+        return 1;
+    return nope(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT); got x=%s w=%s y=%s",
+                fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+}
+static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 0, why, why_n); }
+static int simt_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 1, why, why_n); }
+
+static int device_has_tc(char *why, size_t why_n)
+{
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return nope(why, why_n, "cannot query the current CUDA device's compute capability");
+    }
+    if (major < 8)
+        return nope(why, why_n, "the tensor-core kernels need compute capability 8.0 or newer (device %d has %d.x)", dev, major);
+    return 1;
+}
+
+static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!fwd_tiled_ok(p, why, why_n)) return 0;
+    if (!(p->xtype == p->wtype && p->xtype == p->ytype && is_lowp(p->xtype)))
+        return nope(why, why_n, "the tensor-core implicit GEMM handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (p->math_type == CUDNN_FMA_MATH)
+        return nope(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
+    return device_has_tc(why, why_n);
+}
+
+/* FLOAT through TF32 tensor cores only when the caller asked for tensor ops explicitly
+ * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
+static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!fwd_tiled_ok(p, why, why_n)) return 0;
+    if (!(p->xtype == CUDNN_DATA_FLOAT && p->wtype == CUDNN_DATA_FLOAT && p->ytype == CUDNN_DATA_FLOAT))
+        return nope(why, why_n, "the TF32 implicit GEMM handles FLOAT (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return nope(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+    return device_has_tc(why, why_n);
+}
+
+static cudnnStatus_t run_direct(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_direct_run(h, p, a);
+}
+static cudnnStatus_t run_simt(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_fwd_simt_run(h, p, a);
+}
+static cudnnStatus_t run_bwd_simt(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_bwd_simt_run(h, p, a);
+}
+static cudnnStatus_t run_tc(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_fwd_tc_run(h, p, a);
+}
+
+static const fdnn_conv_impl fwd_tc = {"conv_fwd__implicit_gemm_tc", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                      CUDNN_TENSOR_OP_MATH, tc_ok, no_workspace, run_tc};
+static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                        CUDNN_TENSOR_OP_MATH, tf32_ok, no_workspace, run_tc};
+static const fdnn_conv_impl fwd_simt = {"conv_fwd__implicit_gemm_simt", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                        CUDNN_FMA_MATH, simt_ok, no_workspace, run_simt};
+static const fdnn_conv_impl fwd_simt_lowp = {"conv_fwd__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                             1, CUDNN_DEFAULT_MATH, simt_lowp_ok, no_workspace, run_simt};
+static const fdnn_conv_impl fwd_direct = {"conv_fwd__direct", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1, CUDNN_FMA_MATH,
+                                          direct_ok, no_workspace, run_direct};
+static const fdnn_conv_impl fwd_direct_lowp = {"conv_fwd__direct_lowp", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1,
+                                               CUDNN_DEFAULT_MATH, direct_lowp_ok, no_workspace, run_direct};
+static const fdnn_conv_impl bwd_data_direct = {"conv_bwd_data__direct", CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, 1, CUDNN_FMA_MATH,
+                                               direct_ok, no_workspace, run_direct};
+static const fdnn_conv_impl bwd_data_direct_lowp = {"conv_bwd_data__direct_lowp", CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, 1,
+                                                    CUDNN_DEFAULT_MATH, direct_lowp_ok, no_workspace, run_direct};
+static const fdnn_conv_impl bwd_filter_direct = {"conv_bwd_filter__direct", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, 1,
+                                                 CUDNN_FMA_MATH, direct_ok, no_workspace, run_direct};
+static const fdnn_conv_impl bwd_filter_direct_lowp = {"conv_bwd_filter__direct_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, 1,
+                                                      CUDNN_DEFAULT_MATH, direct_lowp_ok, no_workspace, run_direct};
+
+static const fdnn_conv_impl bwd_data_simt = {"conv_bwd_data__implicit_gemm_simt", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                             CUDNN_FMA_MATH, bwd_simt_ok, no_workspace, run_bwd_simt};
+static const fdnn_conv_impl bwd_data_simt_lowp = {"conv_bwd_data__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                                  CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, no_workspace, run_bwd_simt};
+static const fdnn_conv_impl bwd_filter_simt = {"conv_bwd_filter__implicit_gemm_simt", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
+                                               CUDNN_FMA_MATH, bwd_simt_ok, bwd_simt_workspace, run_bwd_simt};
+static const fdnn_conv_impl bwd_filter_simt_lowp = {"conv_bwd_filter__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+                                                    1, CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, bwd_simt_workspace, run_bwd_simt};
+
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
+
+const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)
+{
+    switch (dir) {
+    case FDNN_CONV_FWD: return fwd_list;
+    case FDNN_CONV_BWD_DATA: return bwd_data_list;
+    case FDNN_CONV_BWD_FILTER: return bwd_filter_list;
+    }
+    return NULL;
+}
