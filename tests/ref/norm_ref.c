@@ -4,7 +4,7 @@
 #include <string.h>
 #include "norm_ref.h"
 
-double ref_act(int mode, double coef, double v)
+double norm_ref_act(int mode, double coef, double v)
 {
     switch (mode) {
     case REF_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
@@ -75,7 +75,7 @@ void ref_norm_infer(int n, int c, int s, int per_act, const double *x, const dou
                 int q = par(c, s, per_act, ci, si);
                 double v = (x[e] - mean[q]) / sqrt(var[q] + eps) * scale[q] + bias[q];
                 if (z) v += z[e];
-                y[e] = act == REF_ACT_NONE ? v : ref_act(act, coef, v);
+                y[e] = act == REF_ACT_NONE ? v : norm_ref_act(act, coef, v);
             }
 }
 

@@ -9,7 +9,7 @@
 /* activation modes, as cudnnActivationMode_t numbers them */
 enum { REF_ACT_NONE = -1, REF_ACT_SIGMOID = 0, REF_ACT_RELU = 1, REF_ACT_TANH = 2, REF_ACT_CLIPPED_RELU = 3, REF_ACT_ELU = 4,
        REF_ACT_IDENTITY = 5, REF_ACT_SWISH = 6 };
-double ref_act(int mode, double coef, double v);
+double norm_ref_act(int mode, double coef, double v);
 double ref_act_deriv(int mode, double coef, double v); /* d act / d v at v */
 
 /* Training forward: batch mean, biased var, unbiased var, inverse std, and
