@@ -1,0 +1,93 @@
+/* Row-major single/double GEMM. With FDNN_HAVE_CBLAS the public entries call OpenBLAS; our
+ * own kernel (always built) packs a K x N panel of op(B) and a block of op(A) rows, then runs
+ * an i-k-j loop whose inner j loop the compiler vectorises; OpenMP over row blocks. */
+#include <stdlib.h>
+#include <string.h>
+#include "conv_cpu.h"
+#ifdef FDNN_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+#define GEMM_MB 64
+#define GEMM_NB 256
+#define GEMM_KB 128
+
+#define DEFINE_OWN_GEMM(NAME, T)                                                                                       \
+    void NAME(int ta, int tb, int m, int n, int k, T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c, \
+              int64_t ldc)                                                                                             \
+    {                                                                                                                  \
+        _Pragma("omp parallel for schedule(static)") for (int i = 0; i < m; i++)                                       \
+        {                                                                                                              \
+            T *cr = c + (int64_t)i * ldc;                                                                              \
+            if (beta == 0)                                                                                             \
+                for (int j = 0; j < n; j++) cr[j] = 0;                                                                 \
+            else if (beta != 1)                                                                                        \
+                for (int j = 0; j < n; j++) cr[j] *= beta;                                                             \
+        }                                                                                                              \
+        if (k == 0 || alpha == 0) return;                                                                              \
+        for (int j0 = 0; j0 < n; j0 += GEMM_NB) {                                                                      \
+            int nb = n - j0 < GEMM_NB ? n - j0 : GEMM_NB;                                                              \
+            for (int p0 = 0; p0 < k; p0 += GEMM_KB) {                                                                  \
+                int kb = k - p0 < GEMM_KB ? k - p0 : GEMM_KB;                                                          \
+                T bp[GEMM_KB * GEMM_NB];                                                                               \
+                /* pack op(B)[p0.., j0..] as kb rows of nb */                                                          \
+                for (int p = 0; p < kb; p++)                                                                           \
+                    for (int j = 0; j < nb; j++)                                                                       \
+                        bp[p * nb + j] = tb ? b[(int64_t)(j0 + j) * ldb + p0 + p] : b[(int64_t)(p0 + p) * ldb + j0 + j]; \
+                _Pragma("omp parallel for schedule(static)") for (int i0 = 0; i0 < m; i0 += GEMM_MB)                   \
+                {                                                                                                      \
+                    int mb = m - i0 < GEMM_MB ? m - i0 : GEMM_MB;                                                      \
+                    T acc[GEMM_NB];                                                                                    \
+                    for (int i = 0; i < mb; i++) {                                                                     \
+                        for (int j = 0; j < nb; j++) acc[j] = 0;                                                       \
+                        for (int p = 0; p < kb; p++) {                                                                 \
+                            T av = ta ? a[(int64_t)(p0 + p) * lda + i0 + i] : a[(int64_t)(i0 + i) * lda + p0 + p];     \
+                            const T *br = bp + p * nb;                                                                 \
+                            for (int j = 0; j < nb; j++) acc[j] += av * br[j];                                         \
+                        }                                                                                              \
+                        T *cr = c + (int64_t)(i0 + i) * ldc + j0;                                                      \
+                        for (int j = 0; j < nb; j++) cr[j] += alpha * acc[j];                                          \
+                    }                                                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+    }
+
+DEFINE_OWN_GEMM(fdnn_sgemm_own, float)
+DEFINE_OWN_GEMM(fdnn_dgemm_own, double)
+
+void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#ifdef FDNN_HAVE_CBLAS
+    if (k > 0 && beta != 0) {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)lda, b, (int)ldb,
+                    beta, c, (int)ldc);
+        return;
+    }
+    if (k > 0) { /* beta == 0: zero C ourselves so NaN in C can never leak through 0*NaN */
+        for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(float) * (size_t)n);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)lda, b, (int)ldb,
+                    0.0f, c, (int)ldc);
+        return;
+    }
+#endif
+    fdnn_sgemm_own(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void fdnn_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
+                double beta, double *c, int64_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#ifdef FDNN_HAVE_CBLAS
+    if (k > 0) {
+        if (beta == 0)
+            for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(double) * (size_t)n);
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)lda, b, (int)ldb,
+                    beta, c, (int)ldc);
+        return;
+    }
+#endif
+    fdnn_dgemm_own(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
