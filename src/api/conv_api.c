@@ -649,7 +649,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardBias(cudnnHandle_t
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu | column layout: per image, (C*[T*]R*S) rows x (output positions) columns, type of x */
+/* api: cpu | column buffer per image: rows (c,t,r,s), columns output positions, type of x */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void *x,
                                                   const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
                                                   void *colBuffer)
