@@ -1,4 +1,5 @@
-/* Row-major single/double GEMM. With FDNN_HAVE_CBLAS the public entries call OpenBLAS; our
+/* Row-major single/double GEMM. With FDNN_HAVE_CBLAS the public entries call OpenBLAS (unless
+ * FREEDNN_CPU_OWN_GEMM=1); our
  * own kernel (always built) packs a K x N panel of op(B) and a block of op(A) rows, then runs
  * an i-k-j loop whose inner j loop the compiler vectorises; OpenMP over row blocks. */
 #include <stdlib.h>
@@ -56,20 +57,30 @@
 DEFINE_OWN_GEMM(fdnn_sgemm_own, float)
 DEFINE_OWN_GEMM(fdnn_dgemm_own, double)
 
+/* BLAS insists on ld >= the row length even where only one row exists, and rejects the
+ * overlapping (ld smaller than the row) inputs our own kernel handles; normalise, or report
+ * that BLAS cannot take it. */
+static int blas_ok(int ta, int tb, int m, int n, int k, int64_t *lda, int64_t *ldb, int64_t *ldc)
+{
+    if (fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0)) return 0; /* force our kernel (tests, comparisons) */
+    int64_t arow = ta ? m : k, brow = tb ? k : n;
+    if ((ta ? k : m) == 1) *lda = arow;
+    if ((tb ? n : k) == 1) *ldb = brow;
+    if (m == 1) *ldc = n;
+    return *lda >= arow && *ldb >= brow && *ldc >= n && *lda <= 0x7fffffff && *ldb <= 0x7fffffff && *ldc <= 0x7fffffff;
+}
+
 void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc)
 {
     if (m <= 0 || n <= 0) return;
 #ifdef FDNN_HAVE_CBLAS
-    if (k > 0 && beta != 0) {
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)lda, b, (int)ldb,
-                    beta, c, (int)ldc);
-        return;
-    }
-    if (k > 0) { /* beta == 0: zero C ourselves so NaN in C can never leak through 0*NaN */
-        for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(float) * (size_t)n);
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)lda, b, (int)ldb,
-                    0.0f, c, (int)ldc);
+    int64_t la = lda, lb = ldb, lc = ldc;
+    if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {
+        if (beta == 0) /* zero C ourselves so NaN in C can never leak through 0*NaN */
+            for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(float) * (size_t)n);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)la, b, (int)lb,
+                    beta, c, (int)lc);
         return;
     }
 #endif
@@ -81,11 +92,12 @@ void fdnn_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double 
 {
     if (m <= 0 || n <= 0) return;
 #ifdef FDNN_HAVE_CBLAS
-    if (k > 0) {
+    int64_t la = lda, lb = ldb, lc = ldc;
+    if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {
         if (beta == 0)
             for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(double) * (size_t)n);
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)lda, b, (int)ldb,
-                    beta, c, (int)ldc);
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, (int)la, b, (int)lb,
+                    beta, c, (int)lc);
         return;
     }
 #endif
