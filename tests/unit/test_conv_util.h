@@ -24,10 +24,10 @@ typedef struct tcase {
     cudnnConvolutionDescriptor_t cd;
 } tcase;
 
-static int tc_vect_of(cudnnDataType_t t) { return t == CUDNN_DATA_INT8x4 ? 4 : t == CUDNN_DATA_INT8x32 ? 32 : 1; }
+static inline int tc_vect_of(cudnnDataType_t t) { return t == CUDNN_DATA_INT8x4 ? 4 : t == CUDNN_DATA_INT8x32 ? 32 : 1; }
 
 /* strides (in descriptor order N, C, spatial...) and the ref layout of a tensor */
-static int64_t tc_layout(int nsp, const int *d5, int lay, int vect, int *st, ref_conv_layout *l)
+static inline int64_t tc_layout(int nsp, const int *d5, int lay, int vect, int *st, ref_conv_layout *l)
 {
     /* d5 = n, c, d, h, w (d = 1 for 2-D) */
     int64_t s5[5];
@@ -56,7 +56,7 @@ static int64_t tc_layout(int nsp, const int *d5, int lay, int vect, int *st, ref
 }
 
 /* Creates the descriptors and layouts for an already-filled shape; returns 0 on failure */
-static int tc_setup(tcase *t)
+static inline int tc_setup(tcase *t)
 {
     int nb = t->nsp + 2, off = 3 - t->nsp;
     int xd5[5] = {t->n, t->c, t->in[0], t->in[1], t->in[2]}, yd5[5] = {t->n, t->k, t->out[0], t->out[1], t->out[2]};
@@ -102,7 +102,7 @@ static int tc_setup(tcase *t)
     return ok;
 }
 
-static void tc_destroy(tcase *t)
+static inline void tc_destroy(tcase *t)
 {
     cudnnDestroyTensorDescriptor(t->xd);
     cudnnDestroyTensorDescriptor(t->yd);
@@ -110,7 +110,7 @@ static void tc_destroy(tcase *t)
     cudnnDestroyConvolutionDescriptor(t->cd);
 }
 
-static ref_conv tc_ref(const tcase *t)
+static inline ref_conv tc_ref(const tcase *t)
 {
     ref_conv r;
     r.n = t->n; r.c = t->c; r.k = t->k; r.g = t->g;
@@ -123,7 +123,7 @@ static ref_conv tc_ref(const tcase *t)
 }
 
 /* Random shape over the whole space; dtype chosen by the caller. small: keep it tiny. */
-static void tc_random_shape(tcase *t, int allow_3d)
+static inline void tc_random_shape(tcase *t, int allow_3d)
 {
     memset(t, 0, sizeof *t);
     t->nsp = allow_3d && th_randint(0, 3) == 0 ? 3 : 2;
@@ -162,9 +162,9 @@ typedef struct tbuf {
     void *d;        /* backend buffer */
 } tbuf;
 
-static size_t tb_bytes(const tbuf *b) { return (size_t)b->n * th_dtype_size(b->t); }
+static inline size_t tb_bytes(const tbuf *b) { return (size_t)b->n * th_dtype_size(b->t); }
 
-static void tb_init(cudnnHandle_t h, tbuf *b, cudnnDataType_t t, int64_t n)
+static inline void tb_init(cudnnHandle_t h, tbuf *b, cudnnDataType_t t, int64_t n)
 {
     b->t = t;
     b->n = n;
@@ -173,7 +173,7 @@ static void tb_init(cudnnHandle_t h, tbuf *b, cudnnDataType_t t, int64_t n)
 }
 
 /* round the mirror to the type, then upload */
-static void tb_upload(cudnnHandle_t h, tbuf *b)
+static inline void tb_upload(cudnnHandle_t h, tbuf *b)
 {
     void *tmp = malloc(tb_bytes(b) + 1);
     th_from_double(b->h, b->t, tmp, (size_t)b->n);
@@ -182,7 +182,7 @@ static void tb_upload(cudnnHandle_t h, tbuf *b)
     free(tmp);
 }
 
-static void tb_download(cudnnHandle_t h, const tbuf *b, double *out)
+static inline void tb_download(cudnnHandle_t h, const tbuf *b, double *out)
 {
     void *tmp = malloc(tb_bytes(b) + 1);
     th_download(h, tmp, b->d, tb_bytes(b));
@@ -190,30 +190,30 @@ static void tb_download(cudnnHandle_t h, const tbuf *b, double *out)
     free(tmp);
 }
 
-static void tb_free(cudnnHandle_t h, tbuf *b)
+static inline void tb_free(cudnnHandle_t h, tbuf *b)
 {
     th_free(h, b->d);
     free(b->h);
 }
 
-static int tc_is_int(cudnnDataType_t t) { return t == CUDNN_DATA_INT8 || t == CUDNN_DATA_INT8x4 || t == CUDNN_DATA_INT8x32; }
+static inline int tc_is_int(cudnnDataType_t t) { return t == CUDNN_DATA_INT8 || t == CUDNN_DATA_INT8x4 || t == CUDNN_DATA_INT8x32; }
 
 /* fill with small integers; the "prior output" fill is NaN (or 77 for integers) when the
  * result must not read it */
-static void tb_fill(tbuf *b, int lo, int hi)
+static inline void tb_fill(tbuf *b, int lo, int hi)
 {
     th_fill_int(b->h, (size_t)b->n, lo, hi);
     for (int64_t i = 0; i < b->n; i++)
         if (b->h[i] == 0) b->h[i] = hi; /* no zeros: a 1x1 single-channel case must not give an all-zero result */
 }
-static void tb_fill_poison(tbuf *b)
+static inline void tb_fill_poison(tbuf *b)
 {
     for (int64_t i = 0; i < b->n; i++) b->h[i] = tc_is_int(b->t) ? 77 : NAN;
 }
 
 /* Compare the logical elements of a 5-D (n, c, d, h, w) tensor, and check every element
  * outside them kept its prior value. want is rounded to the type first. */
-static int tc_compare_tensor(const char *what, cudnnDataType_t t, const double *got, double *want, const double *prior, int64_t span,
+static inline int tc_compare_tensor(const char *what, cudnnDataType_t t, const double *got, double *want, const double *prior, int64_t span,
                              const ref_conv_layout *l, const int *d5, double tol)
 {
     int64_t cnt = (int64_t)d5[0] * d5[1] * d5[2] * d5[3] * d5[4];
@@ -243,7 +243,7 @@ static int tc_compare_tensor(const char *what, cudnnDataType_t t, const double *
     return ok;
 }
 
-static const char *tc_str(const tcase *t, char *buf, size_t n)
+static inline const char *tc_str(const tcase *t, char *buf, size_t n)
 {
     snprintf(buf, n, "%dD n%d c%d k%d g%d in[%d,%d,%d] f[%d,%d,%d] pad[%d,%d,%d] st[%d,%d,%d] dil[%d,%d,%d] %s x=%s y=%s lay%d/%d w%s",
              t->nsp, t->n, t->c, t->k, t->g, t->in[0], t->in[1], t->in[2], t->flt[0], t->flt[1], t->flt[2], t->pad[0], t->pad[1], t->pad[2],
