@@ -42,7 +42,7 @@ static void log_problem(cudnnHandle_t h, fdnn_conv_dir dir, const struct cudnnTe
 {
     if (!fdnn_log_on(CUDNN_SEV_INFO)) return;
     char bx[256], bw[256], bc[256], by[256];
-    fdnn_log(CUDNN_SEV_INFO, h, "%s: %s=%s %s=%s conv=%s %s=%s algo=%d workSpaceSizeInBytes=%zu", DIR_NAME[dir],
+    FDNN_API_LOG(h, "%s: %s=%s %s=%s conv=%s %s=%s algo=%d workSpaceSizeInBytes=%zu", DIR_NAME[dir],
              dir == FDNN_CONV_BWD_DATA ? "dx" : "x", fdnn_tensor_str(x, bx, sizeof bx), dir == FDNN_CONV_BWD_FILTER ? "dw" : "w",
              fdnn_filter_str(w, bw, sizeof bw), fdnn_conv_str(c, bc, sizeof bc), dir == FDNN_CONV_FWD ? "y" : "dy",
              fdnn_tensor_str(y, by, sizeof by), algo, ws);
@@ -73,7 +73,7 @@ static cudnnStatus_t choose(cudnnHandle_t h, const fdnn_conv_problem *p, int alg
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpaceSizeInBytes=%zu is smaller than the %zu bytes %s algorithm %d needs", ws_size,
                          need, DIR_NAME[p->dir], algo);
     if (need > 0 && ws == NULL) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpace is NULL but %zu bytes are needed", need);
-    if (fdnn_log_on(CUDNN_SEV_INFO)) fdnn_log(CUDNN_SEV_INFO, h, "%s algorithm %d runs as %s", DIR_NAME[p->dir], algo, (*impl)->name);
+    if (fdnn_log_on(CUDNN_SEV_INFO)) FDNN_API_LOG(h, "%s algorithm %d runs as %s", DIR_NAME[p->dir], algo, (*impl)->name);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -624,7 +624,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardBias(cudnnHandle_t
     FDNN_CHECK(fdnn_check_tensor(dbDesc, "dbDesc"));
     if (fdnn_log_on(CUDNN_SEV_INFO)) {
         char b1[256], b2[256];
-        fdnn_log(CUDNN_SEV_INFO, handle, "dy=%s db=%s", fdnn_tensor_str(dyDesc, b1, sizeof b1), fdnn_tensor_str(dbDesc, b2, sizeof b2));
+        FDNN_API_LOG(handle, "dy=%s db=%s", fdnn_tensor_str(dyDesc, b1, sizeof b1), fdnn_tensor_str(dbDesc, b2, sizeof b2));
     }
     if (dyDesc->nb_dims != 4 && dyDesc->nb_dims != 5)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "dyDesc has %d dims; only 4-D and 5-D tensors are supported", dyDesc->nb_dims);
@@ -661,7 +661,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnIm2Col(cudnnHandle_t handle, const cu
     FDNN_CHECK(fdnn_check_conv(convDesc, "convDesc"));
     if (fdnn_log_on(CUDNN_SEV_INFO)) {
         char b1[256], b2[256], b3[256];
-        fdnn_log(CUDNN_SEV_INFO, handle, "x=%s w=%s conv=%s", fdnn_tensor_str(xDesc, b1, sizeof b1), fdnn_filter_str(wDesc, b2, sizeof b2),
+        FDNN_API_LOG(handle, "x=%s w=%s conv=%s", fdnn_tensor_str(xDesc, b1, sizeof b1), fdnn_filter_str(wDesc, b2, sizeof b2),
                  fdnn_conv_str(convDesc, b3, sizeof b3));
     }
     int od[CUDNN_DIM_MAX];

@@ -18,7 +18,7 @@ const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir)
 cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int algo, const fdnn_conv_impl **out)
 {
     const fdnn_conv_impl *const *list = fdnn_conv_impls(h->backend, p->dir);
-    char why[256] = "", names[512] = "";
+    char why[400] = "", names[512] = "";
     size_t o = 0;
     int have_algo = 0;
     for (int i = 0; list[i]; i++) {
@@ -26,7 +26,7 @@ cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int 
         if (o < sizeof names) o += (size_t)snprintf(names + o, sizeof names - o, "%s%s (algo %d)", i ? ", " : "", im->name, im->algo);
         if (im->algo != algo) continue;
         have_algo = 1;
-        char w[256] = "";
+        char w[200] = "";
         if (im->applicable(p, w, sizeof w)) {
             *out = im;
             return CUDNN_STATUS_SUCCESS;
