@@ -123,14 +123,13 @@ static void blas_single_thread(void)
     {                                                                                                                  \
         blas_single_thread();                                                                                          \
         /* split the larger of m and n into column/row panels, one per thread */                                       \
-        int nt = 1;                                                                                                    \
-        _Pragma("omp parallel") _Pragma("omp single") nt = fdnn_omp_threads();                                         \
+        int nt = (double)m * n * k < 262144.0 ? 1 : fdnn_omp_threads(); /* small: one call, no parallel region */     \
         int split_n = n >= m;                                                                                          \
         int len = split_n ? n : m;                                                                                     \
         int chunk = (len + nt - 1) / nt;                                                                               \
         if (chunk < 16) chunk = 16;                                                                                    \
         int parts = (len + chunk - 1) / chunk;                                                                         \
-        _Pragma("omp parallel for schedule(static)") for (int pi = 0; pi < parts; pi++)                                \
+        _Pragma("omp parallel for schedule(static) if (parts > 1)") for (int pi = 0; pi < parts; pi++)                 \
         {                                                                                                              \
             int o = pi * chunk, l = len - o < chunk ? len - o : chunk;                                                 \
             if (split_n)                                                                                               \
@@ -145,7 +144,7 @@ static void blas_single_thread(void)
 static int fdnn_omp_threads(void)
 {
 #ifdef FDNN_HAVE_OPENMP
-    return omp_get_num_threads();
+    return omp_get_max_threads();
 #else
     return 1;
 #endif

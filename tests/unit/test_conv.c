@@ -177,11 +177,11 @@ int main(void)
                 tcase t;
                 tc_random_shape(&t, 0);
                 t.g = i == 2 ? 2 : 1;
-                t.c = t.g * th_randint(30, 40);
+                t.c = t.g * th_randint(15, 20);
                 t.k = t.g * th_randint(65, 80);
                 t.n = 2;
-                t.in[1] = th_randint(14, 20);
-                t.in[2] = th_randint(14, 20);
+                t.in[1] = th_randint(12, 17);
+                t.in[2] = th_randint(12, 17);
                 for (int a = 1; a < 3; a++) {
                     t.flt[a] = i == 1 ? 1 : 3;
                     t.stride[a] = i == 1 ? 1 : t.stride[a];
