@@ -25,6 +25,7 @@ typedef struct fdnn_conv_problem {
     int x_vect, y_vect;
     int w_nhwc;                     /* filter stored K,R,S,C (NHWC) instead of K,C,R,S */
     int w_vect;
+    int64_t ws[5];                  /* filter strides K, C(per group), T, R, S (vector units like xs) */
     cudnnDataType_t xtype, wtype, ytype, compute_type;
     cudnnMathType_t math_type;
 } fdnn_conv_problem;
@@ -67,6 +68,25 @@ cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int 
 /* Output dims of a forward convolution (validates the descriptor trio); src/api/conv_desc.c */
 cudnnStatus_t fdnn_conv_output_dims(const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *x,
                                     const struct cudnnFilterStruct *w, int nb, int *out);
+
+/* Validates the descriptors of one direction (the roles: x input activations / dx, w filter /
+ * dw, y output activations / dy) and fills *p. BAD_PARAM for malformed combinations (dims not
+ * matching the output-dim formula, differing x/w types, overlapping strides of the written
+ * tensor), NOT_SUPPORTED for valid but unsupported ones (dtype configuration, 1-D/4-D+). */
+cudnnStatus_t fdnn_conv_build_problem(fdnn_conv_dir dir, const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
+                                      const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y,
+                                      fdnn_conv_problem *p);
+
+/* 1 if a written tensor's strides let two index tuples share one memory element. */
+int fdnn_tensor_overlaps(const struct cudnnTensorStruct *t);
+
+/* Scalar-element offsets (index for fdnn_load/fdnn_store) of x/y elements and filter taps.
+ * For NCHW_VECT_C data the vector is innermost: offset = vector offset * vect + c % vect. */
+static inline int64_t fdnn_conv_off(const int64_t *s, int vect, int n, int c, int d, int hh, int ww)
+{
+    if (vect == 1) return n * s[0] + c * s[1] + d * s[2] + hh * s[3] + ww * s[4];
+    return (n * s[0] + (c / vect) * s[1] + d * s[2] + hh * s[3] + ww * s[4]) * vect + c % vect;
+}
 
 /* Flop count of the direct convolution (2*N*K*C/G*prod(out)*prod(flt)). */
 double fdnn_conv_flops(const fdnn_conv_problem *p);

@@ -1,0 +1,78 @@
+/* Backward-data convolution as GEMM + col2im (FLOAT, DOUBLE): per image and group,
+ * col[Cg*T*R*S x P] = W_g^T * dy[Kg x P], then each dx element gathers its column entries
+ * (no scatter, so deterministic) and is blended with alpha/beta. 1x1 stride-1 unpadded
+ * problems with packed dx write dx straight from the GEMM (workspace 0). BWD_DATA_ALGO_1. */
+#include "conv_cpu.h"
+
+static int applicable(const fdnn_conv_problem *p, char *why, size_t n) { return fdnn_cpu_conv_gemm_applicable(p, why, n); }
+
+static size_t workspace(const fdnn_conv_problem *p)
+{
+    if (fdnn_cpu_conv_is_unit(p)) return 0;
+    return fdnn_cpu_col_elems(p) * fdnn_dtype_size(p->xtype);
+}
+
+#define COL2IM(T)                                                                                                      \
+    _Pragma("omp parallel for schedule(static)") for (int c = 0; c < cg; c++)                                          \
+    {                                                                                                                  \
+        T *dxc = dx + (int64_t)n * p->xs[0] + (int64_t)(g * cg + c) * p->xs[1];                                        \
+        for (int id = 0; id < p->in[0]; id++)                                                                          \
+            for (int ih = 0; ih < p->in[1]; ih++)                                                                      \
+                for (int iw = 0; iw < p->in[2]; iw++) {                                                                \
+                    T acc = 0;                                                                                         \
+                    for (int t = 0; t < TT; t++) {                                                                     \
+                        int nd = id + p->pad[0] - (cc ? t : TT - 1 - t) * p->dil[0];                                   \
+                        if (nd < 0 || nd % p->stride[0] || nd / p->stride[0] >= p->out[0]) continue;                   \
+                        for (int r = 0; r < R; r++) {                                                                  \
+                            int nh = ih + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];                                \
+                            if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= p->out[1]) continue;               \
+                            for (int s = 0; s < S; s++) {                                                              \
+                                int nw = iw + p->pad[2] - (cc ? s : S - 1 - s) * p->dil[2];                            \
+                                if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= p->out[2]) continue;           \
+                                int64_t row = ((int64_t)(c * TT + t) * R + r) * S + s;                                 \
+                                acc += col[row * P + ((int64_t)(nd / p->stride[0]) * p->out[1] + nh / p->stride[1]) *  \
+                                                         p->out[2] + nw / p->stride[2]];                               \
+                            }                                                                                          \
+                        }                                                                                              \
+                    }                                                                                                  \
+                    T *o = dxc + (int64_t)id * p->xs[2] + (int64_t)ih * p->xs[3] + (int64_t)iw * p->xs[4];             \
+                    T v = (T)a->alpha * acc;                                                                           \
+                    if (a->beta != 0) v += (T)a->beta * *o;                                                            \
+                    *o = v;                                                                                            \
+                }                                                                                                      \
+    }
+
+#define BWD_DATA_GEMM(T, GEMM)                                                                                         \
+    {                                                                                                                  \
+        const T *dy = a->y, *w = a->w;                                                                                 \
+        T *dx = a->out, *col = a->workspace;                                                                           \
+        for (int n = 0; n < p->n; n++)                                                                                 \
+            for (int g = 0; g < p->g; g++) {                                                                           \
+                const T *wg = w + (int64_t)g * kg * p->ws[0];                                                          \
+                const T *dyg = dy + (int64_t)n * p->ys[0] + (int64_t)g * kg * p->ys[1];                                \
+                if (unit) {                                                                                            \
+                    GEMM(1, 0, cg, (int)P, kg, (T)a->alpha, wg, p->ws[0], dyg, p->ys[1], (T)a->beta,                   \
+                         dx + (int64_t)n * p->xs[0] + (int64_t)g * cg * p->xs[1], p->xs[1]);                           \
+                } else {                                                                                               \
+                    GEMM(1, 0, kk, (int)P, kg, (T)1, wg, p->ws[0], dyg, p->ys[1], (T)0, col, P);                       \
+                    COL2IM(T)                                                                                          \
+                }                                                                                                      \
+            }                                                                                                          \
+    }
+
+static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    (void)h;
+    int cg = p->c / p->g, kg = p->k / p->g, TT = p->flt[0], R = p->flt[1], S = p->flt[2], kk = cg * TT * R * S;
+    int cc = p->cross_correlation;
+    int64_t P = (int64_t)p->out[0] * p->out[1] * p->out[2];
+    int unit = fdnn_cpu_conv_is_unit(p);
+    if (!unit && a->workspace_size < workspace(p)) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small");
+    if (p->xtype == CUDNN_DATA_DOUBLE) BWD_DATA_GEMM(double, fdnn_dgemm)
+    else BWD_DATA_GEMM(float, fdnn_sgemm)
+    return CUDNN_STATUS_SUCCESS;
+}
+
+const fdnn_conv_impl fdnn_conv_bwd_data__im2col_gemm = {
+    "conv_bwd_data__im2col_gemm", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1, CUDNN_FMA_MATH, applicable, workspace, run,
+};

@@ -1,0 +1,17 @@
+/* The CPU backend's convolution implementation lists, in heuristic order (first applicable
+ * wins when no algorithm is forced; Get*_v7 reports them in this order). */
+#include "conv_cpu.h"
+
+static const fdnn_conv_impl *const fwd[] = {&fdnn_conv_fwd__im2col_gemm, &fdnn_conv_fwd__direct_ref, NULL};
+static const fdnn_conv_impl *const bwd_data[] = {&fdnn_conv_bwd_data__im2col_gemm, &fdnn_conv_bwd_data__direct_ref, NULL};
+static const fdnn_conv_impl *const bwd_filter[] = {&fdnn_conv_bwd_filter__im2col_gemm, &fdnn_conv_bwd_filter__direct_ref, NULL};
+
+const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir)
+{
+    switch (dir) {
+    case FDNN_CONV_FWD: return fwd;
+    case FDNN_CONV_BWD_DATA: return bwd_data;
+    case FDNN_CONV_BWD_FILTER: return bwd_filter;
+    }
+    return fwd + 2;
+}

@@ -1,0 +1,186 @@
+/* Row-major single/double GEMM. With FDNN_HAVE_CBLAS the public entries call OpenBLAS (unless
+ * FREEDNN_CPU_OWN_GEMM=1); our
+ * own kernel (always built) packs a K x N panel of op(B) and a block of op(A) rows, then runs
+ * an i-k-j loop whose inner j loop the compiler vectorises; OpenMP over row blocks. */
+#include <stdlib.h>
+#include <string.h>
+#include "conv_cpu.h"
+#ifdef FDNN_HAVE_CBLAS
+#include <cblas.h>
+#endif
+#ifdef FDNN_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#define GEMM_MB 64
+#define GEMM_NB 128
+#define GEMM_KB 128
+
+/* C tile (mb x nb) += alpha * Ap (mb x kb, packed rows) * Bp (kb x nb, packed rows), four
+ * rows at a time so every loaded B value feeds four multiply-adds. */
+#define DEFINE_OWN_GEMM(NAME, T)                                                                                       \
+    void NAME(int ta, int tb, int m, int n, int k, T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta, T *c, \
+              int64_t ldc)                                                                                             \
+    {                                                                                                                  \
+        _Pragma("omp parallel for schedule(static)") for (int i = 0; i < m; i++)                                       \
+        {                                                                                                              \
+            T *cr = c + (int64_t)i * ldc;                                                                              \
+            if (beta == 0)                                                                                             \
+                for (int j = 0; j < n; j++) cr[j] = 0;                                                                 \
+            else if (beta != 1)                                                                                        \
+                for (int j = 0; j < n; j++) cr[j] *= beta;                                                             \
+        }                                                                                                              \
+        if (k == 0 || alpha == 0) return;                                                                              \
+        int mt = (m + GEMM_MB - 1) / GEMM_MB, nt = (n + GEMM_NB - 1) / GEMM_NB;                                        \
+        _Pragma("omp parallel")                                                                                        \
+        {                                                                                                              \
+            T *ap = malloc(sizeof(T) * GEMM_MB * GEMM_KB), *bp = malloc(sizeof(T) * GEMM_KB * GEMM_NB);                \
+            T *acc = malloc(sizeof(T) * 4 * GEMM_NB);                                                                  \
+            _Pragma("omp for collapse(2) schedule(static)") for (int ti = 0; ti < mt; ti++)                            \
+            for (int tj = 0; tj < nt; tj++) {                                                                          \
+                int i0 = ti * GEMM_MB, j0 = tj * GEMM_NB;                                                              \
+                int mb = m - i0 < GEMM_MB ? m - i0 : GEMM_MB, nb = n - j0 < GEMM_NB ? n - j0 : GEMM_NB;                \
+                for (int p0 = 0; p0 < k; p0 += GEMM_KB) {                                                              \
+                    int kb = k - p0 < GEMM_KB ? k - p0 : GEMM_KB;                                                      \
+                    if (tb)                                                                                            \
+                        for (int j = 0; j < nb; j++)                                                                   \
+                            for (int p = 0; p < kb; p++) bp[p * nb + j] = b[(int64_t)(j0 + j) * ldb + p0 + p];         \
+                    else                                                                                               \
+                        for (int p = 0; p < kb; p++)                                                                   \
+                            for (int j = 0; j < nb; j++) bp[p * nb + j] = b[(int64_t)(p0 + p) * ldb + j0 + j];         \
+                    if (ta)                                                                                            \
+                        for (int p = 0; p < kb; p++)                                                                   \
+                            for (int i = 0; i < mb; i++) ap[i * kb + p] = a[(int64_t)(p0 + p) * lda + i0 + i];         \
+                    else                                                                                               \
+                        for (int i = 0; i < mb; i++)                                                                   \
+                            for (int p = 0; p < kb; p++) ap[i * kb + p] = a[(int64_t)(i0 + i) * lda + p0 + p];         \
+                    for (int i = 0; i < mb; i += 4) {                                                                  \
+                        int rows = mb - i < 4 ? mb - i : 4;                                                            \
+                        T *c0 = acc, *c1 = acc + GEMM_NB, *c2 = acc + 2 * GEMM_NB, *c3 = acc + 3 * GEMM_NB;            \
+                        for (int j = 0; j < 4 * GEMM_NB; j++) acc[j] = 0;                                              \
+                        const T *a0 = ap + i * kb, *a1 = rows > 1 ? a0 + kb : a0, *a2 = rows > 2 ? a0 + 2 * kb : a0;   \
+                        const T *a3 = rows > 3 ? a0 + 3 * kb : a0;                                                     \
+                        for (int p = 0; p < kb; p++) {                                                                 \
+                            const T *br = bp + p * nb;                                                                 \
+                            T v0 = a0[p], v1 = a1[p], v2 = a2[p], v3 = a3[p];                                          \
+                            for (int j = 0; j < nb; j++) {                                                             \
+                                T bv = br[j];                                                                          \
+                                c0[j] += v0 * bv;                                                                      \
+                                c1[j] += v1 * bv;                                                                      \
+                                c2[j] += v2 * bv;                                                                      \
+                                c3[j] += v3 * bv;                                                                      \
+                            }                                                                                          \
+                        }                                                                                              \
+                        for (int r = 0; r < rows; r++) {                                                               \
+                            T *cr = c + (int64_t)(i0 + i + r) * ldc + j0;                                              \
+                            const T *ar = acc + r * GEMM_NB;                                                           \
+                            for (int j = 0; j < nb; j++) cr[j] += alpha * ar[j];                                       \
+                        }                                                                                              \
+                    }                                                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+            free(ap);                                                                                                  \
+            free(bp);                                                                                                  \
+            free(acc);                                                                                                 \
+        }                                                                                                              \
+    }
+
+DEFINE_OWN_GEMM(fdnn_sgemm_own, float)
+DEFINE_OWN_GEMM(fdnn_dgemm_own, double)
+
+/* BLAS insists on ld >= the row length even where only one row exists, and rejects the
+ * overlapping (ld smaller than the row) inputs our own kernel handles; normalise, or report
+ * that BLAS cannot take it. */
+static int blas_ok(int ta, int tb, int m, int n, int k, int64_t *lda, int64_t *ldb, int64_t *ldc)
+{
+    if (fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0)) return 0; /* force our kernel (tests, comparisons) */
+    int64_t arow = ta ? m : k, brow = tb ? k : n;
+    if ((ta ? k : m) == 1) *lda = arow;
+    if ((tb ? n : k) == 1) *ldb = brow;
+    if (m == 1) *ldc = n;
+    return *lda >= arow && *ldb >= brow && *ldc >= n && *lda <= 0x7fffffff && *ldb <= 0x7fffffff && *ldc <= 0x7fffffff;
+}
+
+#ifdef FDNN_HAVE_CBLAS
+/* A pthreads OpenBLAS and our OpenMP regions fight for the cores (OpenMP workers spin after
+ * each region while OpenBLAS wakes its own pool), which cost 3x on a 2-core machine. So we
+ * make OpenBLAS single-threaded once and split the GEMM over OpenMP threads ourselves. */
+static void blas_single_thread(void)
+{
+    static int done;
+    if (!done) {
+#pragma omp critical(fdnn_blas_init)
+        if (!done) {
+            if (openblas_get_parallel() != 0) openblas_set_num_threads(1);
+            done = 1;
+        }
+    }
+}
+
+#define DEFINE_BLAS_SPLIT(NAME, T, CBLAS)                                                                              \
+    static void NAME(int ta, int tb, int m, int n, int k, T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta, \
+                     T *c, int64_t ldc)                                                                                \
+    {                                                                                                                  \
+        blas_single_thread();                                                                                          \
+        /* split the larger of m and n into column/row panels, one per thread */                                       \
+        int nt = (double)m * n * k < 262144.0 ? 1 : fdnn_omp_threads(); /* small: one call, no parallel region */     \
+        int split_n = n >= m;                                                                                          \
+        int len = split_n ? n : m;                                                                                     \
+        int chunk = (len + nt - 1) / nt;                                                                               \
+        if (chunk < 16) chunk = 16;                                                                                    \
+        int parts = (len + chunk - 1) / chunk;                                                                         \
+        _Pragma("omp parallel for schedule(static) if (parts > 1)") for (int pi = 0; pi < parts; pi++)                 \
+        {                                                                                                              \
+            int o = pi * chunk, l = len - o < chunk ? len - o : chunk;                                                 \
+            if (split_n)                                                                                               \
+                CBLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, l, k, alpha, a, (int)lda, \
+                      tb ? b + (int64_t)o * ldb : b + o, (int)ldb, beta, c + o, (int)ldc);                             \
+            else                                                                                                       \
+                CBLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, l, n, k, alpha,   \
+                      ta ? a + o : a + (int64_t)o * lda, (int)lda, b, (int)ldb, beta, c + (int64_t)o * ldc, (int)ldc); \
+        }                                                                                                              \
+    }
+
+static int fdnn_omp_threads(void)
+{
+#ifdef FDNN_HAVE_OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+DEFINE_BLAS_SPLIT(blas_sgemm, float, cblas_sgemm)
+DEFINE_BLAS_SPLIT(blas_dgemm, double, cblas_dgemm)
+#endif
+
+void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#ifdef FDNN_HAVE_CBLAS
+    int64_t la = lda, lb = ldb, lc = ldc;
+    if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {
+        if (beta == 0) /* zero C ourselves so NaN in C can never leak through 0*NaN */
+            for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(float) * (size_t)n);
+        blas_sgemm(ta, tb, m, n, k, alpha, a, la, b, lb, beta, c, lc);
+        return;
+    }
+#endif
+    fdnn_sgemm_own(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void fdnn_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
+                double beta, double *c, int64_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#ifdef FDNN_HAVE_CBLAS
+    int64_t la = lda, lb = ldb, lc = ldc;
+    if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {
+        if (beta == 0)
+            for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(double) * (size_t)n);
+        blas_dgemm(ta, tb, m, n, k, alpha, a, la, b, lb, beta, c, lc);
+        return;
+    }
+#endif
+    fdnn_dgemm_own(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}

@@ -1,0 +1,200 @@
+/* Convolution numerics: randomized seeded problems (2-D/3-D, strides, padding, dilation,
+ * groups incl. depthwise, both modes, NCHW/NHWC/gapped strides, KCRS/KRSC filters, every
+ * dtype configuration incl. INT8, INT8x4 and INT8x32) in all three directions, each run with
+ * every algorithm cudnnGet*Algorithm_v7 reports SUCCESS for, with alpha/beta combinations,
+ * against the double reference in tests/ref/conv_ref.c. */
+#include "test_conv_util.h"
+
+static int skipped;
+
+static const cudnnDataType_t FWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16,
+                                            CUDNN_DATA_INT8, CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x32, CUDNN_DATA_FLOAT};
+static const cudnnDataType_t BWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
+
+/* pick the configuration for x type xt: output type and compute type */
+static void pick_types(tcase *t, cudnnDataType_t xt)
+{
+    t->xt = t->yt = xt;
+    switch (xt) {
+    case CUDNN_DATA_DOUBLE: t->ct = CUDNN_DATA_DOUBLE; break;
+    case CUDNN_DATA_HALF: t->ct = th_randint(0, 1) ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT; break;
+    case CUDNN_DATA_BFLOAT16: t->ct = CUDNN_DATA_FLOAT; break;
+    case CUDNN_DATA_INT8:
+    case CUDNN_DATA_INT8x4:
+    case CUDNN_DATA_INT8x32:
+        t->ct = CUDNN_DATA_INT32;
+        if (th_randint(0, 1)) t->yt = CUDNN_DATA_FLOAT;
+        break;
+    default: t->ct = CUDNN_DATA_FLOAT; break;
+    }
+    int v = tc_vect_of(xt);
+    if (v > 1) { /* channels per group a multiple of the vector */
+        t->g = th_randint(1, 2);
+        t->c = t->g * v * (v == 4 ? th_randint(1, 2) : 1);
+        t->k = t->g * th_randint(1, 3);
+        if (t->yt != CUDNN_DATA_FLOAT) t->k = t->g * v;
+    }
+}
+
+static void scales(cudnnDataType_t xt, double *alpha, double *beta)
+{
+    static const double combos[][2] = {{1, 0}, {2, 0}, {1, 1}, {0.5, -1}, {-1, 2}};
+    int i = th_randint(0, 4);
+    if (xt == CUDNN_DATA_INT8x4 || xt == CUDNN_DATA_INT8x32 || xt == CUDNN_DATA_INT8) i = th_randint(0, 2);
+    *alpha = combos[i][0];
+    *beta = combos[i][1];
+}
+
+static int run_case(cudnnHandle_t h, int dir, tcase *t)
+{
+    char desc[400];
+    tc_str(t, desc, sizeof desc);
+    if (!tc_setup(t)) {
+        fprintf(stderr, "setup failed: %s\n", desc);
+        tc_destroy(t);
+        return 0;
+    }
+    int positive = t->out[0] * t->out[1] * t->out[2] < 6;
+    int lo = positive ? 1 : -3, hi = 3;
+    tbuf x, w, y;
+    tb_init(h, &x, t->xt, t->xspan);
+    tb_init(h, &w, t->xt, t->wspan);
+    tb_init(h, &y, t->yt, t->yspan);
+    ref_conv r = tc_ref(t);
+    tbuf *outb = dir == 0 ? &y : dir == 1 ? &x : &w;
+    if (dir != 1) tb_fill(&x, lo, hi);
+    if (dir != 2) tb_fill(&w, lo, hi);
+    if (dir != 0) tb_fill(&y, lo, hi);
+    /* algorithm list */
+    int cnt = 0;
+    cudnnConvolutionFwdAlgoPerf_t pf[16];
+    cudnnConvolutionBwdDataAlgoPerf_t pd[16];
+    cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
+    int algos[16], nal = 0;
+    cudnnStatus_t st;
+    if (dir == 0) {
+        st = cudnnGetConvolutionForwardAlgorithm_v7(h, t->xd, t->wd, t->cd, t->yd, 16, &cnt, pf);
+        for (int i = 0; i < cnt; i++) if (pf[i].status == CUDNN_STATUS_SUCCESS) algos[nal++] = pf[i].algo;
+    } else if (dir == 1) {
+        st = cudnnGetConvolutionBackwardDataAlgorithm_v7(h, t->wd, t->yd, t->cd, t->xd, 16, &cnt, pd);
+        for (int i = 0; i < cnt; i++) if (pd[i].status == CUDNN_STATUS_SUCCESS) algos[nal++] = pd[i].algo;
+    } else {
+        st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, t->xd, t->yd, t->cd, t->wd, 16, &cnt, pw);
+        for (int i = 0; i < cnt; i++) if (pw[i].status == CUDNN_STATUS_SUCCESS) algos[nal++] = pw[i].algo;
+    }
+    int ok = 1;
+    if (st == CUDNN_STATUS_NOT_SUPPORTED && th_is_gpu(h)) {
+        skipped++;
+        nal = 0;
+    } else {
+        ok &= TH_OK(st);
+        if (th_is_gpu(h) && nal == 0) skipped++;
+        else ok &= TH_CHECK(nal > 0, "no runnable algorithm for %s", desc);
+    }
+    for (int ai = 0; ai < nal; ai++) {
+        int algo = algos[ai];
+        size_t wsz = 0;
+        if (dir == 0) st = cudnnGetConvolutionForwardWorkspaceSize(h, t->xd, t->wd, t->cd, t->yd, (cudnnConvolutionFwdAlgo_t)algo, &wsz);
+        else if (dir == 1) st = cudnnGetConvolutionBackwardDataWorkspaceSize(h, t->wd, t->yd, t->cd, t->xd, (cudnnConvolutionBwdDataAlgo_t)algo, &wsz);
+        else st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, t->xd, t->yd, t->cd, t->wd, (cudnnConvolutionBwdFilterAlgo_t)algo, &wsz);
+        if (!TH_OK(st)) { ok = 0; continue; }
+        void *ws = wsz ? th_alloc(h, wsz) : NULL;
+        double alpha, beta;
+        scales(t->xt, &alpha, &beta);
+        if (beta == 0) tb_fill_poison(outb);
+        else tb_fill(outb, -2, 2);
+        tb_upload(h, &x);
+        tb_upload(h, &w);
+        tb_upload(h, &y);
+        double *prior = malloc(sizeof(double) * (size_t)outb->n);
+        memcpy(prior, outb->h, sizeof(double) * (size_t)outb->n);
+        double ad = alpha, bd = beta;
+        float af = (float)alpha, bf = (float)beta;
+        const void *pa = t->xt == CUDNN_DATA_DOUBLE ? (const void *)&ad : (const void *)&af;
+        const void *pb = t->xt == CUDNN_DATA_DOUBLE ? (const void *)&bd : (const void *)&bf;
+        if (dir == 0) st = cudnnConvolutionForward(h, pa, t->xd, x.d, t->wd, w.d, t->cd, (cudnnConvolutionFwdAlgo_t)algo, ws, wsz, pb, t->yd, y.d);
+        else if (dir == 1) st = cudnnConvolutionBackwardData(h, pa, t->wd, w.d, t->yd, y.d, t->cd, (cudnnConvolutionBwdDataAlgo_t)algo, ws, wsz, pb, t->xd, x.d);
+        else st = cudnnConvolutionBackwardFilter(h, pa, t->xd, x.d, t->yd, y.d, t->cd, (cudnnConvolutionBwdFilterAlgo_t)algo, ws, wsz, pb, t->wd, w.d);
+        if (st == CUDNN_STATUS_NOT_SUPPORTED && th_is_gpu(h)) {
+            skipped++;
+        } else if (TH_OK(st)) {
+            double *got = malloc(sizeof(double) * (size_t)outb->n);
+            tb_download(h, outb, got);
+            double *want = malloc(sizeof(double) * (size_t)outb->n);
+            memcpy(want, prior, sizeof(double) * (size_t)outb->n);
+            char what[512];
+            snprintf(what, sizeof what, "%s algo %d alpha %g beta %g: %s", dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", algo, alpha,
+                     beta, desc);
+            if (dir == 0) {
+                ref_conv_fwd(&r, x.h, &t->xl, w.h, &t->wl, want, &t->yl, alpha, beta);
+                int d5[5] = {t->n, t->k, t->out[0], t->out[1], t->out[2]};
+                ok &= tc_compare_tensor(what, t->yt, got, want, prior, y.n, &t->yl, d5, th_tolerance("conv", t->yt));
+            } else if (dir == 1) {
+                ref_conv_bwd_data(&r, want, &t->xl, w.h, &t->wl, y.h, &t->yl, alpha, beta);
+                int d5[5] = {t->n, t->c, t->in[0], t->in[1], t->in[2]};
+                ok &= tc_compare_tensor(what, t->xt, got, want, prior, x.n, &t->xl, d5, th_tolerance("conv", t->xt));
+            } else {
+                ref_conv_bwd_filter(&r, x.h, &t->xl, want, &t->wl, y.h, &t->yl, alpha, beta);
+                int d5[5] = {t->k, t->c / t->g, t->flt[0], t->flt[1], t->flt[2]};
+                ok &= tc_compare_tensor(what, t->xt, got, want, prior, w.n, &t->wl, d5, th_tolerance("conv", t->xt));
+            }
+            free(got);
+            free(want);
+        } else
+            ok = 0;
+        free(prior);
+        if (ws) th_free(h, ws);
+    }
+    tb_free(h, &x);
+    tb_free(h, &w);
+    tb_free(h, &y);
+    tc_destroy(t);
+    return ok;
+}
+
+int main(void)
+{
+    th_seed(20260301);
+    cudnnHandle_t h = th_create_handle();
+    static const char *const dn[] = {"forward", "backward-data", "backward-filter"};
+    for (int dir = 0; dir < 3; dir++) {
+        int ncases = dir == 0 ? 400 : 250, fails = 0;
+        for (int i = 0; i < ncases; i++) {
+            tcase t;
+            tc_random_shape(&t, 1);
+            cudnnDataType_t xt = dir == 0 ? FWD_TYPES[i % 8] : BWD_TYPES[i % 5];
+            pick_types(&t, xt);
+            if (!run_case(h, dir, &t)) fails++;
+        }
+        printf("%s: %d cases, %d with failures\n", dn[dir], ncases, fails);
+    }
+    /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
+     * (when built with it) and with our own kernel */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) setenv("FREEDNN_CPU_OWN_GEMM", "1", 1);
+        for (int dir = 0; dir < 3; dir++)
+            for (int i = 0; i < 3; i++) {
+                tcase t;
+                tc_random_shape(&t, 0);
+                t.g = i == 2 ? 2 : 1;
+                t.c = t.g * th_randint(15, 20);
+                t.k = t.g * th_randint(65, 80);
+                t.n = 2;
+                t.in[1] = th_randint(12, 17);
+                t.in[2] = th_randint(12, 17);
+                for (int a = 1; a < 3; a++) {
+                    t.flt[a] = i == 1 ? 1 : 3;
+                    t.stride[a] = i == 1 ? 1 : t.stride[a];
+                    t.pad[a] = i == 1 ? 0 : 1;
+                    t.dil[a] = 1;
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, i == 0 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
+                if (!run_case(h, dir, &t)) printf("large case failed (pass %d dir %d)\n", pass, dir);
+            }
+        unsetenv("FREEDNN_CPU_OWN_GEMM");
+    }
+    printf("skipped (NOT_SUPPORTED on this GPU backend): %d\n", skipped);
+    cudnnDestroy(h);
+    return th_finish();
+}
