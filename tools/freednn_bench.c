@@ -696,6 +696,7 @@ static void usage(FILE *f)
 "                  (skipped above %.0e FLOP)\n"
 "  --vs-lib PATH   also run every problem through another cuDNN (e.g. libcudnn.so.9) loaded with\n"
 "                  dlopen(RTLD_LOCAL) and print both times and the ratio ours/theirs\n"
+"  --dry-run       list the problems (sizes, output size, GFLOP) and exit without running\n"
 "  --csv, --json   machine-readable results on stdout (summary lines then go to stderr)\n"
 "  --help          this text\n"
 "\n"
@@ -722,7 +723,8 @@ int fdt_bench_main(int argc, char **argv)
     const char *layers[16];
     int nlayers = 0;
     enum { O_DIR = 256, O_TYPE, O_LAYOUT, O_DIL, O_GROUPS, O_ALGO, O_BACKEND, O_WARMUP, O_VERIFY, O_CSV, O_JSON,
-           O_HELP, O_LAYERS, O_VSLIB };
+           O_HELP, O_LAYERS, O_VSLIB, O_DRYRUN };
+    int dry_run = 0;
     static const struct option lo[] = {
         { "dir", required_argument, 0, O_DIR }, { "type", required_argument, 0, O_TYPE },
         { "layout", required_argument, 0, O_LAYOUT }, { "dilation", required_argument, 0, O_DIL },
@@ -730,7 +732,7 @@ int fdt_bench_main(int argc, char **argv)
         { "backend", required_argument, 0, O_BACKEND }, { "warmup", required_argument, 0, O_WARMUP },
         { "verify", no_argument, 0, O_VERIFY }, { "csv", no_argument, 0, O_CSV }, { "json", no_argument, 0, O_JSON },
         { "help", no_argument, 0, O_HELP }, { "layers", required_argument, 0, O_LAYERS },
-        { "vs-lib", required_argument, 0, O_VSLIB }, { 0, 0, 0, 0 } };
+        { "vs-lib", required_argument, 0, O_VSLIB }, { "dry-run", no_argument, 0, O_DRYRUN }, { 0, 0, 0, 0 } };
     optind = 1;
     opterr = 0;
     int ch, v;
@@ -781,6 +783,7 @@ int fdt_bench_main(int argc, char **argv)
             layers[nlayers++] = optarg;
             break;
         case O_VSLIB: o.vslib = optarg; break;
+        case O_DRYRUN: dry_run = 1; break;
         case ':':
             fprintf(stderr, "freednn bench: option %s needs a value (see freednn bench --help)\n", argv[optind - 1]);
             return 2;
@@ -826,6 +829,17 @@ int fdt_bench_main(int argc, char **argv)
         np++;
     }
 
+    if (dry_run) {   /* list the problems and their FLOP counts, run nothing */
+        for (int i = 0; i < np; i++) {
+            const fdt_conv *c = &ps[i].cv;
+            printf("%-28s N=%d C=%d H=%d W=%d K=%d R=%d S=%d stride=%d,%d pad=%d,%d dil=%d,%d groups=%d -> P=%d Q=%d "
+                   "GFLOP=%.4f\n", ps[i].name, c->n, c->c, c->h, c->w, c->k, c->r, c->s, c->sh, c->sw, c->ph, c->pw,
+                   c->dh, c->dw, c->g, fdt_out_h(c), fdt_out_w(c),
+                   2e-9 * c->n * c->k * (double)(c->c / c->g) * c->r * c->s * fdt_out_h(c) * fdt_out_w(c));
+        }
+        free(ps);
+        return 0;
+    }
     if (o.backend) setenv("FREEDNN_BACKEND", o.backend, 1);
     fdt_api ours, theirs;
     fdt_api_ours(&ours);
