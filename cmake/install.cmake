@@ -25,7 +25,9 @@ foreach(t cudnn ${FREEDNN_SUBLIBS})
   endif()
 endforeach()
 if(TARGET freednn)
-  target_link_options(freednn PRIVATE "-Wl,--enable-new-dtags")
+  # DT_RPATH on purpose: freednn must run with its own FreeDNN even when LD_LIBRARY_PATH points
+  # at a broken or foreign libcudnn (diagnosing that is what the doctor is for)
+  target_link_options(freednn PRIVATE "-Wl,--disable-new-dtags")
 endif()
 
 install(TARGETS ${FREEDNN_INSTALL_TARGETS} EXPORT FreeDNNTargets

@@ -20,7 +20,7 @@ for f in include/cudnn.h include/freednn.h include/cudnn_version.h lib/libcudnn.
   check "[ -e '$pfx/$f' ]" "installed tree lacks $f"
 done
 check "readelf -d '$pfx/lib/libcudnn.so.8.9.7' | grep -q 'RUNPATH.*\\\$ORIGIN'" "libcudnn.so.8.9.7 has no RUNPATH \$ORIGIN"
-check "readelf -d '$pfx/bin/freednn' | grep -q 'RUNPATH.*\\\$ORIGIN/../lib'" "freednn has no RUNPATH \$ORIGIN/../lib"
+check "readelf -d '$pfx/bin/freednn' | grep -q '(RPATH).*\\\$ORIGIN/../lib'" "freednn has no RPATH \$ORIGIN/../lib"
 nsums=$(wc -l < "$pfx/share/freednn/SHA256SUMS"); nfiles=$(cd "$pfx" && find . -type f -o -type l | grep -v SHA256SUMS | wc -l)
 check "[ $nsums -eq $nfiles ]" "SHA256SUMS lists $nsums files, the tree has $nfiles"
 check "(cd '$pfx' && sha256sum -c --quiet share/freednn/SHA256SUMS)" "sha256sum -c disagrees with the manifest"
