@@ -173,6 +173,10 @@ static void probe(lib *l)
     if (pid == 0) {
         close(fds[0]);
         alarm(20);
+        /* a crash in the library must end this child with its signal, whatever handlers the
+         * process had installed (sanitizers, for instance) */
+        int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
         char msg[600];
         void *h = dlopen(l->path, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
@@ -634,16 +638,34 @@ int fdt_doctor_main(int argc, char **argv)
     for (int i = 0; i < nlibs; i++) {
         lib *l = &libs[i];
         int is_main = !strncmp(l->name, "libcudnn.so", 11);
-        if (is_main) probe(l);
         char v[32];
+        int dup = 0;
+        for (int j = 0; j < i && !dup; j++) dup = !strcmp(libs[j].real, l->real);
+        if (is_main && !dup) probe(l);
+        else if (is_main) {   /* same file under another name: copy the probe */
+            for (int j = 0; j < i; j++)
+                if (!strcmp(libs[j].real, l->real) && libs[j].probed) {
+                    l->probed = 1; l->loaded = libs[j].loaded; l->freednn = libs[j].freednn; l->crashed = libs[j].crashed;
+                    l->version = libs[j].version;
+                    snprintf(l->err, sizeof l->err, "%s", libs[j].err);
+                    break;
+                }
+        }
         vstr(l->version, v, sizeof v);
-        out("  %s%s%s  [%s]", l->path, strcmp(l->real, l->path) ? " -> " : "", strcmp(l->real, l->path) ? l->real : "", l->origin);
+        if (dup) continue;   /* listed once, under its first name; the other names follow */
+        out("  %s  [%s]", l->real, l->origin);
         if (is_main) {
             if (l->loaded) out(": %s %s\n", l->freednn ? "FreeDNN, cuDNN API" : "cuDNN (not FreeDNN)", v);
             else out(": %s\n", l->err);
         } else {
             out(": sub-library %s\n", l->file_version[0] ? l->file_version : "");
         }
+        int nalias = 0;
+        for (int j = 0; j < nlibs; j++)
+            if (!strcmp(libs[j].real, l->real) && strcmp(libs[j].path, l->real)) {
+                out("%s%s", nalias++ ? ", " : "      as: ", libs[j].path);
+            }
+        if (nalias) out("\n");
         if (is_main && l->crashed)
             PROBLEM("", "%s %s", l->path, l->err);
         if (is_main && l->loaded && l->version >= 0) {
@@ -665,6 +687,7 @@ int fdt_doctor_main(int argc, char **argv)
     out("\n== What the loader picks (%s)\n", exe ? exe : "a program without RPATH/RUNPATH");
     const lib *win = resolve(want_so, nbefore);
     char fixbuf[2048];
+    int win_broken = 0;
     if (!win) {
         snprintf(fixbuf, sizeof fixbuf, "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}", self ? self : "/path/to/freednn/lib");
         int other = 0;
@@ -693,6 +716,10 @@ int fdt_doctor_main(int argc, char **argv)
             }
             break;
         }
+        {
+            const char *so = strstr(win->name, ".so.");
+            win_broken = !win->loaded || (win->version >= 0 && so && vmajor(win->version) != atoi(so + 4));
+        }
         if (!win->loaded && !win->crashed) {
             snprintf(fixbuf, sizeof fixbuf, "rm %s   # or remove it from the search path (%s)", win->path, win->origin);
             PROBLEM(fixbuf, "the %s that would be loaded (%s) %s", want_so, win->path, win->err);
@@ -703,7 +730,7 @@ int fdt_doctor_main(int argc, char **argv)
         char mainv[32];
         snprintf(mainv, sizeof mainv, "%s", win->file_version);
         if (win->loaded && win->version >= 0) vstr(win->version, mainv, sizeof mainv);
-        if (major == 8) {
+        if (major == 8 && !win_broken) {
             for (int s = 0; s < 6; s++) {
                 char so[64];
                 snprintf(so, sizeof so, "libcudnn_%s.so.8", subs[s]);
@@ -721,10 +748,10 @@ int fdt_doctor_main(int argc, char **argv)
                 out("  %s -> %s (file version %s)\n", so, sl->path, sl->file_version);
                 if (sl->file_version[0] && strcmp(sl->file_version, mainv) && strchr(sl->file_version, '.')) {
                     char d[PATH_MAX];
-                    snprintf(d, sizeof d, "%s", win->real);
+                    snprintf(d, sizeof d, "%s", win->path);
                     *strrchr(d, '/') = 0;
-                    snprintf(fixbuf, sizeof fixbuf, "ln -sf %s/libcudnn_%s.so.%s %s   # or remove it so the set is one version",
-                             d, subs[s], mainv, sl->path);
+                    snprintf(fixbuf, sizeof fixbuf, "rm %s   # then install libcudnn_%s.so.%s (same release as libcudnn.so.8) into %s",
+                             sl->path, subs[s], mainv, d);
                     PROBLEM(fixbuf, "mixed cuDNN set: %s is version %s but %s is %s", sl->path, sl->file_version, win->path, mainv);
                 }
             }
@@ -772,7 +799,7 @@ int fdt_doctor_main(int argc, char **argv)
         selflib.loaded = 1;
         selflib.version = (long)cudnnGetVersion();
     }
-    const lib *hl = win ? win : self ? &selflib : NULL;
+    const lib *hl = win ? (win_broken ? NULL : win) : self ? &selflib : NULL;
     if (nheaders && hl && hl->loaded && hl->version >= 0) {
         const lib *win = hl;
         const header *h = &headers[0];

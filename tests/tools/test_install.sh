@@ -54,12 +54,13 @@ check "'$pfx/bin/freednn' version | grep -q 'cuDNN API 8.9.7'" "relocated freedn
 
 # ---- consumers
 hello=$here/hello.c
+cf=${FDNN_CONSUMER_CFLAGS:-}
 export FREEDNN_BACKEND=cpu
-cc -std=c99 -o "$tmp/hello_plain" "$hello" -I"$pfx/include" -L"$pfx/lib" -lcudnn -Wl,-rpath,"$pfx/lib" 2> "$tmp/cc1.log" \
+cc $cf -std=c99 -o "$tmp/hello_plain" "$hello" -I"$pfx/include" -L"$pfx/lib" -lcudnn -Wl,-rpath,"$pfx/lib" 2> "$tmp/cc1.log" \
   || { cat "$tmp/cc1.log"; fail "plain -I/-L/-lcudnn build failed"; }
 check "'$tmp/hello_plain' | grep -q 'cuDNN v8.9.7 initialized successfully.'" "plain build does not run"
 check "ldd '$tmp/hello_plain' | grep -q '$pfx/lib/libcudnn.so.8'" "plain build does not load the installed libcudnn.so.8"
-cc -std=c99 -o "$tmp/hello_static" "$hello" -I"$pfx/include" "$pfx/lib/libcudnn_static.a" \
+cc $cf -std=c99 -o "$tmp/hello_static" "$hello" -I"$pfx/include" "$pfx/lib/libcudnn_static.a" \
    $(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --static --libs-only-other --libs-only-l cudnn | sed 's/-lcudnn//') 2> "$tmp/cc3.log" \
   || { cat "$tmp/cc3.log"; fail "static build failed"; }
 check "'$tmp/hello_static' | grep -q 'initialized successfully.'" "static build does not run"
@@ -67,12 +68,12 @@ if command -v pkg-config > /dev/null; then
   flags=$(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --cflags --libs cudnn)
   check "PKG_CONFIG_PATH='$pfx/lib/pkgconfig' pkg-config --modversion cudnn | grep -qx 8.9.7" "cudnn.pc version is not 8.9.7"
   check "PKG_CONFIG_PATH='$pfx/lib/pkgconfig' pkg-config --exists freednn" "freednn.pc missing"
-  cc -std=c99 -o "$tmp/hello_pc" "$hello" $flags 2> "$tmp/cc2.log" || { cat "$tmp/cc2.log"; fail "pkg-config build failed ($flags)"; }
+  cc $cf -std=c99 -o "$tmp/hello_pc" "$hello" $flags 2> "$tmp/cc2.log" || { cat "$tmp/cc2.log"; fail "pkg-config build failed ($flags)"; }
   check "'$tmp/hello_pc' | grep -q 'cuDNN v8.9.7 initialized successfully.'" "pkg-config build does not run"
 else
   echo "SKIP pkg-config: not installed"
 fi
-if cmake -S "$here/consumer" -B "$tmp/cbuild" -DCMAKE_PREFIX_PATH="$pfx" -DHELLO_SRC="$hello" > "$tmp/cm.log" 2>&1 \
+if cmake -S "$here/consumer" -B "$tmp/cbuild" -DCMAKE_PREFIX_PATH="$pfx" -DHELLO_SRC="$hello" -DCMAKE_C_FLAGS="$cf" > "$tmp/cm.log" 2>&1 \
    && cmake --build "$tmp/cbuild" >> "$tmp/cm.log" 2>&1; then
   check "'$tmp/cbuild/hello_freednn' | grep -q 'cuDNN v8.9.7 initialized successfully.'" "find_package(FreeDNN) build does not run"
   check "'$tmp/cbuild/hello_cudnn' | grep -q 'cuDNN v8.9.7 initialized successfully.'" "find_package(CUDNN) build does not run"
