@@ -647,7 +647,7 @@ int fdt_doctor_main(int argc, char **argv)
                 if (!strcmp(libs[j].real, l->real) && libs[j].probed) {
                     l->probed = 1; l->loaded = libs[j].loaded; l->freednn = libs[j].freednn; l->crashed = libs[j].crashed;
                     l->version = libs[j].version;
-                    snprintf(l->err, sizeof l->err, "%s", libs[j].err);
+                    memcpy(l->err, libs[j].err, sizeof l->err);
                     break;
                 }
         }
