@@ -1,4 +1,5 @@
 /* Function-pointer table over a cuDNN library: FreeDNN linked in, or another one dlopen'ed. */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,7 +42,14 @@ int fdt_api_load(fdt_api *a, const char *path, char *why, size_t why_n)
 {
     memset(a, 0, sizeof *a);
     a->label = path;
-    a->dl = dlopen(path, RTLD_LOCAL | RTLD_NOW);
+    /* RTLD_DEEPBIND: the other library's references to its own cudnn* functions must bind to
+     * itself, not to FreeDNN's global ones (NVIDIA's libcudnn.so.8 even has the same symbol
+     * version node as ours). AddressSanitizer does not support DEEPBIND. */
+    int flags = RTLD_LOCAL | RTLD_NOW;
+#if !defined(__SANITIZE_ADDRESS__)
+    flags |= RTLD_DEEPBIND;
+#endif
+    a->dl = dlopen(path, flags);
     if (!a->dl) {
         snprintf(why, why_n, "cannot load %s: %s", path, dlerror());
         return -1;

@@ -889,8 +889,9 @@ int fdt_bench_main(int argc, char **argv)
             free(ps);
             return 2;
         }
-        fprintf(info, "vs-lib %s: cuDNN version %zu%s\n", o.vslib, theirs.GetVersion(),
-                theirs.GetBackendName ? " (a FreeDNN build)" : "");
+        fprintf(info, "vs-lib %s: cuDNN version %zu, %s buffers%s%s\n", o.vslib, theirs.GetVersion(),
+                libs[1].dev ? "device" : "host", theirs.GetBackendName ? ", backend " : "",
+                theirs.GetBackendName ? theirs.GetBackendName(libs[1].h) : "");
         nlibs = 2;
     }
 

@@ -3,9 +3,11 @@
 # input (clear message, exit 2), and well-formed --csv / --json. Entries the library does not
 # support yet are fine (reported with their status); numeric checks run with --verify where
 # an entry succeeds and must then pass.
-#   usage: test_bench.sh FREEDNN_EXE SOURCE_DIR
+# With FAKE_SO (tests/tools/fake_cudnn.c) the timing and --verify paths run end to end through
+# --vs-lib for every direction, type and layout, whatever FreeDNN implements yet.
+#   usage: test_bench.sh FREEDNN_EXE SOURCE_DIR [FAKE_SO]
 set -u
-fd=$1; src=$2
+fd=$1; src=$2; fake=${3:-}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0; passes=0
 ok()   { passes=$((passes+1)); }
@@ -112,6 +114,44 @@ if [ -n "$lib" ]; then
 fi
 run --vs-lib "$tmp/none.so"; rc=$?
 [ $rc -eq 2 ] && grep -q 'cannot load' "$tmp/err" && ok || fail "--vs-lib with a bad path: rc $rc"
+
+# --vs-lib through the stand-in library: every direction, type, layout, groups, dilation, stride
+if [ -n "$fake" ]; then
+  for t in fp32 tf32 fp16 bf16 fp64; do
+    for l in nchw nhwc; do
+      run -n 2 --warmup 1 -b 2 -c 6 -h 7 -w 5 -k 4 -r 3 -s 2 -p 1 --dilation 2 --groups 2 --dir all --algo all \
+          --type $t --layout $l --verify --vs-lib "$fake" --json; rc=$?
+      python3 - "$tmp/out" $rc "$fake" <<'PY' && ok || { fail "--vs-lib fake $t $l"; head -c 600 "$tmp/err"; }
+import json, sys
+d = json.load(open(sys.argv[1])); rc = int(sys.argv[2]); fake = sys.argv[3]
+theirs = [r for r in d if r["lib"] == fake]
+assert rc == 0, rc
+assert len(theirs) == 6, theirs                       # 3 directions x 2 algorithms
+for r in theirs:
+    assert r["status"] == "SUCCESS", r
+    assert r["verified"] == "ok" and r["max_error"] <= r["tolerance"], r
+    assert r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"] and r["tflops"] > 0 and r["gbs"] > 0, r
+    assert r["deterministic"] == "yes", r
+assert {r["workspace_bytes"] for r in theirs} == {0, 64}, theirs
+ours = [r for r in d if r["lib"] == "FreeDNN"]
+for r in ours:                                        # where FreeDNN runs too, the ratio is there
+    if r["status"] == "SUCCESS":
+        assert r["verified"] == "ok", r
+        assert "ratio" in r and r["ratio"] > 0, r
+PY
+    done
+  done
+  run -n 1 --warmup 0 -b 1 -c 8 -h 5 -k 4 -r 3 -p 1 --type int8 --layout nhwc --verify --vs-lib "$fake" --csv; rc=$?
+  [ $rc -eq 0 ] && python3 -c "
+import csv; r=[x for x in csv.DictReader(open('$tmp/out')) if x['lib']=='$fake']
+assert r and all(x['status']=='SUCCESS' and x['verified']=='ok' and float(x['max_error'])==0 for x in r), r" && ok || fail "--vs-lib fake int8"
+  run -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --vs-lib "$fake"
+  grep -q "vs-lib $fake: cuDNN version 90100" "$tmp/out" && grep -q "^ConvFwdAlgo: 0 (CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) lib: $fake .*MedianTime: .* AvgTime: [0-9.]* ms\$" "$tmp/out" \
+    && ok || fail "--vs-lib text summary line"
+  # a library computing a wrong value: --verify must catch it and exit 1
+  FAKE_CUDNN_WRONG=1 "$fd" bench -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --dir all --verify --vs-lib "$fake" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 1 ] && [ "$(grep -c 'MaxError: 1 (tolerance .*, FAILED)' "$tmp/out")" -eq 3 ] && ok || fail "--verify did not catch a wrong result (rc $rc)"
+fi
 
 # bad input: clear message, exit 2, nothing on stdout
 bad() {
