@@ -1,0 +1,22 @@
+/* Naive double-precision convolution reference used by `freednn bench --verify` and
+ * `freednn doctor`. Plain loops, NCHW / KCRS layouts in double, cross-correlation, groups,
+ * stride, padding, dilation. Shares no code with the library. */
+#ifndef FREEDNN_TOOLS_REF_H
+#define FREEDNN_TOOLS_REF_H
+
+typedef struct {
+    int n, c, h, w;       /* input */
+    int k, r, s;          /* filter: k output channels, r x s */
+    int sh, sw, ph, pw, dh, dw, g;
+} fdt_conv;
+
+int fdt_out_h(const fdt_conv *p);
+int fdt_out_w(const fdt_conv *p);
+/* y[n,k,p,q] = sum x*w  (y is N,K,P,Q) */
+void fdt_ref_fwd(const fdt_conv *p, const double *x, const double *w, double *y);
+/* dx[n,c,h,w] = sum dy*w */
+void fdt_ref_bwd_data(const fdt_conv *p, const double *dy, const double *w, double *dx);
+/* dw[k,c/g,r,s] = sum dy*x */
+void fdt_ref_bwd_filter(const fdt_conv *p, const double *x, const double *dy, double *dw);
+
+#endif
