@@ -39,9 +39,9 @@ for step in $steps; do
       echo "compat: NVIDIA cuDNN not found, comparison not built"
     fi ;;
   bench)
-    if [ -x build-gpu/tools/freednn ]; then
+    if [ -x build-gpu/bin/freednn ]; then
       for ty in fp32 fp16; do
-        FREEDNN_BACKEND=cuda timeout 240 build-gpu/tools/freednn bench --backend cuda --type $ty --layout nhwc --dir all -n 20 \
+        FREEDNN_BACKEND=cuda timeout 240 build-gpu/bin/freednn bench --backend cuda --type $ty --layout nhwc --dir all -n 20 \
           --layers bench/layers_gpu.txt ${nv_lib:+--vs-lib $nv_lib} > "$out/bench-$ty.log" 2>&1
         echo "bench $ty: exit $?"; tail -25 "$out/bench-$ty.log"
       done
