@@ -264,8 +264,8 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetMultiHeadAttnWeights(cudnnHandle_t
     if (!weights && need) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "weights is NULL");
     if (wDesc == NULL || wDesc->magic != FDNN_MAGIC_TENSOR) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "wDesc is NULL or not a live tensor descriptor");
     FDNN_CHECK_PTR(wAddr, "wAddr");
-    int dims[3];
-    int64_t off = fdnn_attn_weight_off(&g, (int)wKind, dims);
+    int dims[3], strides[3];
+    int64_t off = fdnn_attn_weight_off(&g, (int)wKind, dims, strides);
     if (off < 0) { /* that projection (or its bias) is disabled */
         *wAddr = NULL;
         return CUDNN_STATUS_SUCCESS;
@@ -274,7 +274,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetMultiHeadAttnWeights(cudnnHandle_t
     wDesc->format = CUDNN_TENSOR_NCHW;
     wDesc->nb_dims = 3;
     wDesc->dim[0] = dims[0]; wDesc->dim[1] = dims[1]; wDesc->dim[2] = dims[2];
-    wDesc->stride[2] = 1; wDesc->stride[1] = dims[2]; wDesc->stride[0] = dims[1] * dims[2];
+    wDesc->stride[0] = strides[0]; wDesc->stride[1] = strides[1]; wDesc->stride[2] = strides[2];
     wDesc->vect = 1;
     wDesc->is_set = 1;
     *wAddr = (char *)weights + (size_t)off * es;

@@ -25,24 +25,30 @@ void fdnn_attn_geom_of(const struct cudnnAttnStruct *a, fdnn_attn_geom *g)
     g->Tq = a->qo_max_seq; g->Tk = a->kv_max_seq; g->B = a->max_batch; g->Mq = a->max_beam; g->Mkv = a->max_beam;
 }
 
-int64_t fdnn_attn_weight_off(const fdnn_attn_geom *g, int kind, int dims[3])
+int64_t fdnn_attn_weight_off(const fdnn_attn_geom *g, int kind, int dims[3], int strides[3])
 {
-    /* kinds in order: Q, K, V, O weights, then Q, K, V, O biases */
+    /* kinds in order: Q, K, V, O weights, then Q, K, V, O biases. A weight matrix of kind Q
+     * is stored transposed, row-major [qSize][nHeads*qProjSize]: element (head h, row p,
+     * column e) of the [nHeads, qProjSize, qSize] view is at e*nHeads*qProjSize + h*qProjSize + p
+     * (strides [qProjSize, 1, nHeads*qProjSize]); K and V alike. O is row-major
+     * [nHeads*vProj][oProjSize]: (h, o, c) at (h*vProj + c)*oProjSize + o (strides
+     * [vProj*oProjSize, 1, oProjSize]). Biases are packed [nHeads, proj, 1] ([1, oProj, 1]). */
     int64_t off = 0;
     for (int k = 0; k < 8; k++) {
-        int d0 = 0, d1 = 0, d2 = 0;
+        int d0 = 0, d1 = 0, d2 = 0, s0 = 0, s1 = 1, s2 = 1;
         switch (k) {
-        case 0: if (g->qP) { d0 = g->H; d1 = g->qP; d2 = g->qS; } break;
-        case 1: if (g->kP) { d0 = g->H; d1 = g->kP; d2 = g->kS; } break;
-        case 2: if (g->vP) { d0 = g->H; d1 = g->vP; d2 = g->vS; } break;
-        case 3: if (g->oP) { d0 = g->H; d1 = g->oP; d2 = g->Vp; } break;
-        case 4: if (g->bias && g->qP) { d0 = g->H; d1 = g->qP; d2 = 1; } break;
-        case 5: if (g->bias && g->kP) { d0 = g->H; d1 = g->kP; d2 = 1; } break;
-        case 6: if (g->bias && g->vP) { d0 = g->H; d1 = g->vP; d2 = 1; } break;
-        default: if (g->bias && g->oP) { d0 = 1; d1 = g->oP; d2 = 1; } break;
+        case 0: if (g->qP) { d0 = g->H; d1 = g->qP; d2 = g->qS; s0 = g->qP; s2 = g->H * g->qP; } break;
+        case 1: if (g->kP) { d0 = g->H; d1 = g->kP; d2 = g->kS; s0 = g->kP; s2 = g->H * g->kP; } break;
+        case 2: if (g->vP) { d0 = g->H; d1 = g->vP; d2 = g->vS; s0 = g->vP; s2 = g->H * g->vP; } break;
+        case 3: if (g->oP) { d0 = g->H; d1 = g->oP; d2 = g->Vp; s0 = g->Vp * g->oP; s2 = g->oP; } break;
+        case 4: if (g->bias && g->qP) { d0 = g->H; d1 = g->qP; d2 = 1; s0 = g->qP; } break;
+        case 5: if (g->bias && g->kP) { d0 = g->H; d1 = g->kP; d2 = 1; s0 = g->kP; } break;
+        case 6: if (g->bias && g->vP) { d0 = g->H; d1 = g->vP; d2 = 1; s0 = g->vP; } break;
+        default: if (g->bias && g->oP) { d0 = 1; d1 = g->oP; d2 = 1; s0 = g->oP; } break;
         }
         if (k == kind) {
             if (dims) { dims[0] = d0; dims[1] = d1; dims[2] = d2; }
+            if (strides) { strides[0] = s0; strides[1] = s1; strides[2] = s2; }
             return d0 ? off : -1;
         }
         off += (int64_t)d0 * d1 * d2;
@@ -50,7 +56,7 @@ int64_t fdnn_attn_weight_off(const fdnn_attn_geom *g, int kind, int dims[3])
     return off; /* kind 8: the total */
 }
 
-int64_t fdnn_attn_weight_count(const fdnn_attn_geom *g) { return fdnn_attn_weight_off(g, 8, NULL); }
+int64_t fdnn_attn_weight_count(const fdnn_attn_geom *g) { return fdnn_attn_weight_off(g, 8, NULL, NULL); }
 
 /* ------------------------------------------------------------ buffer layouts (doubles) */
 typedef struct {
@@ -168,25 +174,24 @@ static double drop_mult(const struct cudnnDropoutStruct *d, uint64_t offset, uin
     return fdnn_dropout_keep(d->seed, offset, idx, d->dropout) ? 1.0 / (1.0 - (double)d->dropout) : 0.0;
 }
 
-/* out[rows][H*P] (head i at column i*P) = X[rows][in] * W_i^T + b_i, or X copied to every head */
-static void project(const double *X, int64_t rows, int in, int H, int P, int has_w, const double *W, const double *bias, double *out)
+/* out[rows][H*P] (head i at column i*P) = X[rows][in] * WT + b with WT the transposed weights
+ * [in][H*P], or X copied to every head */
+static void project(const double *X, int64_t rows, int in, int H, int P, int has_w, const double *WT, const double *bias, double *out)
 {
-    for (int i = 0; i < H; i++) {
-        double *o = out + (int64_t)i * P;
-        if (has_w) {
-            fdnn_rnn_dgemm(0, 1, (int)rows, P, in, 1.0, X, in, W + (int64_t)i * P * in, in, 0.0, o, H * P);
-            if (bias)
-                for (int64_t rr = 0; rr < rows; rr++)
-                    for (int c = 0; c < P; c++) o[rr * H * P + c] += bias[(int64_t)i * P + c];
-        } else {
-            for (int64_t rr = 0; rr < rows; rr++) memcpy(o + rr * H * P, X + rr * in, sizeof(double) * (size_t)in);
-        }
+    if (has_w) {
+        fdnn_rnn_dgemm(0, 0, (int)rows, H * P, in, 1.0, X, in, WT, H * P, 0.0, out, H * P);
+        if (bias)
+            for (int64_t rr = 0; rr < rows; rr++)
+                for (int c = 0; c < H * P; c++) out[rr * H * P + c] += bias[c];
+        return;
     }
+    for (int i = 0; i < H; i++)
+        for (int64_t rr = 0; rr < rows; rr++) memcpy(out + rr * H * P + (int64_t)i * P, X + rr * in, sizeof(double) * (size_t)in);
 }
 
 static const double *wptr(const fdnn_attn_run *r, const double *W, int kind)
 {
-    int64_t o = fdnn_attn_weight_off(&r->g, kind, NULL);
+    int64_t o = fdnn_attn_weight_off(&r->g, kind, NULL, NULL);
     return o < 0 ? NULL : W + o;
 }
 
@@ -256,8 +261,7 @@ void fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const struct cud
     const int O = g->O;
     if (g->oP) {
         const double *Wo = wptr(r, b.W, 3), *bo = wptr(r, b.W, 7);
-        for (int i = 0; i < H; i++)
-            fdnn_rnn_dgemm(0, 1, (int)z.rq, O, Vp, 1.0, b.HD + (int64_t)i * Vp, H * Vp, Wo + (int64_t)i * O * Vp, Vp, i ? 1.0 : 0.0, b.Y, O);
+        fdnn_rnn_dgemm(0, 0, (int)z.rq, O, H * Vp, 1.0, b.HD, H * Vp, Wo, O, 0.0, b.Y, O);
         if (bo)
             for (int64_t rr = 0; rr < z.rq; rr++)
                 for (int c = 0; c < O; c++) b.Y[rr * O + c] += bo[c];
@@ -298,8 +302,7 @@ void fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDa
                 for (int c = 0; c < O; c++) b.Y[(s * Tq + t) * O + c] *= drop_mult(r->post_drop, 1, (uint64_t)((s * Tq + t) * O + c));
     if (g->oP) {
         const double *Wo = wptr(r, b.W, 3);
-        for (int i = 0; i < H; i++)
-            fdnn_rnn_dgemm(0, 0, (int)z.rq, Vp, O, 1.0, b.Y, O, Wo + (int64_t)i * O * Vp, Vp, 0.0, b.DHD + (int64_t)i * Vp, H * Vp);
+        fdnn_rnn_dgemm(0, 1, (int)z.rq, H * Vp, O, 1.0, b.Y, O, Wo, O, 0.0, b.DHD, H * Vp);
     } else {
         memcpy(b.DHD, b.Y, sizeof(double) * (size_t)z.nhd);
     }
@@ -348,9 +351,7 @@ void fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDa
     const double *Ws[3] = {Wq, Wk, Wv};
     for (int a = 0; a < 3; a++) {
         if (st[a].has) {
-            for (int i = 0; i < H; i++)
-                fdnn_rnn_dgemm(0, 0, (int)st[a].rows, st[a].in, st[a].P, 1.0, st[a].D + (int64_t)i * st[a].P, H * st[a].P,
-                               Ws[a] + (int64_t)i * st[a].P * st[a].in, st[a].in, i ? 1.0 : 0.0, st[a].X, st[a].in);
+            fdnn_rnn_dgemm(0, 1, (int)st[a].rows, st[a].in, H * st[a].P, 1.0, st[a].D, H * st[a].P, Ws[a], H * st[a].P, 0.0, st[a].X, st[a].in);
         } else {
             for (int64_t rr = 0; rr < st[a].rows; rr++)
                 for (int c = 0; c < st[a].in; c++) {
@@ -391,22 +392,18 @@ void fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, const struc
         {b.DVB, b.XV, z.rk, g->vS, g->Vp, g->vP > 0, 2, 6}};
     for (int a = 0; a < 3; a++) {
         if (!st[a].has) continue;
-        double *gw = G + fdnn_attn_weight_off(g, st[a].wk, NULL);
-        int64_t bo = fdnn_attn_weight_off(g, st[a].bk, NULL);
-        for (int i = 0; i < H; i++) {
-            const double *D = st[a].D + (int64_t)i * st[a].P;
-            fdnn_rnn_dgemm(1, 0, st[a].P, st[a].in, (int)st[a].rows, 1.0, D, H * st[a].P, st[a].X, st[a].in, 0.0,
-                           gw + (int64_t)i * st[a].P * st[a].in, st[a].in);
-            if (bo >= 0)
-                for (int64_t rr = 0; rr < st[a].rows; rr++)
-                    for (int c = 0; c < st[a].P; c++) G[bo + (int64_t)i * st[a].P + c] += D[rr * H * st[a].P + c];
-        }
+        double *gw = G + fdnn_attn_weight_off(g, st[a].wk, NULL, NULL);
+        int64_t bo = fdnn_attn_weight_off(g, st[a].bk, NULL, NULL);
+        int HP = H * st[a].P;
+        fdnn_rnn_dgemm(1, 0, st[a].in, HP, (int)st[a].rows, 1.0, st[a].X, st[a].in, st[a].D, HP, 0.0, gw, HP);
+        if (bo >= 0)
+            for (int64_t rr = 0; rr < st[a].rows; rr++)
+                for (int c = 0; c < HP; c++) G[bo + c] += st[a].D[rr * HP + c];
     }
     if (g->oP) {
-        double *gw = G + fdnn_attn_weight_off(g, 3, NULL);
-        for (int i = 0; i < H; i++)
-            fdnn_rnn_dgemm(1, 0, O, Vp, (int)z.rq, 1.0, b.Y, O, b.HD + (int64_t)i * Vp, H * Vp, 0.0, gw + (int64_t)i * O * Vp, Vp);
-        int64_t bo = fdnn_attn_weight_off(g, 7, NULL);
+        double *gw = G + fdnn_attn_weight_off(g, 3, NULL, NULL);
+        fdnn_rnn_dgemm(1, 0, H * Vp, O, (int)z.rq, 1.0, b.HD, H * Vp, b.Y, O, 0.0, gw, O);
+        int64_t bo = fdnn_attn_weight_off(g, 7, NULL, NULL);
         if (bo >= 0)
             for (int64_t rr = 0; rr < z.rq; rr++)
                 for (int c = 0; c < O; c++) G[bo + c] += b.Y[rr * O + c];

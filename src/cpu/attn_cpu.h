@@ -18,9 +18,9 @@ typedef struct fdnn_attn_geom {
 
 /* Geometry at the descriptor's maxima (Tq/Tk/B/Mq/Mkv = qoMax, kvMax, maxBatch, maxBeam). */
 void fdnn_attn_geom_of(const struct cudnnAttnStruct *a, fdnn_attn_geom *g);
-/* Element offset in the weight buffer of weight kind (cudnnMultiHeadAttnWeightKind_t) and its
- * dims [d0, d1, d2] (row-major, packed); -1 when that kind does not exist. */
-int64_t fdnn_attn_weight_off(const fdnn_attn_geom *g, int kind, int dims[3]);
+/* Element offset in the weight buffer of weight kind (cudnnMultiHeadAttnWeightKind_t), its dims
+ * and strides (docs/attention.md); -1 when that kind does not exist. */
+int64_t fdnn_attn_weight_off(const fdnn_attn_geom *g, int kind, int dims[3], int strides[3]);
 int64_t fdnn_attn_weight_count(const fdnn_attn_geom *g);
 size_t fdnn_attn_work_bytes(const fdnn_attn_geom *g);
 size_t fdnn_attn_reserve_bytes(const fdnn_attn_geom *g);

@@ -28,6 +28,8 @@ typedef struct {
     size_t wbytes, work, res;
     void *w;
     double *wd;
+    double *packed[8];            /* per-kind row-major copies [d0][d1][d2] for the reference */
+    long kind_off[8]; int kind_dims[8][3], kind_st[8][3];
     ref_attn ref;
 } cfg_t;
 
@@ -197,16 +199,23 @@ static void setup(cfg_t *c)
         int nd, dims[8], st[8];
         cudnnGetTensorNdDescriptor(wdsc, 8, &t, &nd, dims, st);
         int e0 = kind == 7 ? 1 : c->H, e1 = P[kind % 4], e2 = kind < 4 ? In[kind] : 1;
-        ok_dims &= nd == 3 && t == c->dt && dims[0] == e0 && dims[1] == e1 && dims[2] == e2 && st[2] == 1 && st[1] == e2 && st[0] == e1 * e2;
-        size_t cnt = (size_t)e0 * e1 * e2, off = (size_t)((char *)addr - (char *)c->w) / esz(c->dt);
-        for (size_t i = 0; i < cnt && off + i < nw; i++) {
-            overlap |= seen[off + i];
-            seen[off + i] = 1;
-            c->wd[off + i] = th_uniform(-0.7, 0.7);
-        }
-        ptrs[kind] = c->wd + off;
+        ok_dims &= nd == 3 && t == c->dt && dims[0] == e0 && dims[1] == e1 && dims[2] == e2;
+        long off = (long)((char *)addr - (char *)c->w) / (long)esz(c->dt);
+        c->kind_off[kind] = off;
+        for (int i = 0; i < 3; i++) { c->kind_dims[kind][i] = dims[i]; c->kind_st[kind][i] = st[i]; }
+        for (int i0 = 0; i0 < e0; i0++)
+            for (int i1 = 0; i1 < e1; i1++)
+                for (int i2 = 0; i2 < e2; i2++) {
+                    long o = off + (long)i0 * st[0] + (long)i1 * st[1] + (long)i2 * st[2];
+                    if (o < 0 || o >= (long)nw) { overlap = 1; continue; }
+                    overlap |= seen[o];
+                    seen[o] = 1;
+                    c->wd[o] = th_uniform(-0.7, 0.7);
+                }
+        c->packed[kind] = malloc(sizeof(double) * (size_t)e0 * e1 * e2);
+        ptrs[kind] = c->packed[kind];
     }
-    TH_CHECK(ok_dims, "weight descriptors are [nHeads, proj, in] packed (O: [nHeads, oProj, vProj], O bias [1, oProj, 1])");
+    TH_CHECK(ok_dims, "weight descriptors are [nHeads, proj, in] (O: [nHeads, oProj, vProj], O bias [1, oProj, 1])");
     size_t unseen = 0;
     for (size_t i = 0; i < nw; i++) unseen += !seen[i];
     TH_CHECK(!overlap && unseen == 0, "weight kinds tile the weight buffer (overlap %d, %zu unreported)", overlap, unseen);
@@ -214,6 +223,14 @@ static void setup(cfg_t *c)
     cudnnDestroyTensorDescriptor(wdsc);
     round_to(c->dt, c->wd, (long)nw);
     th_from_double(c->wd, c->dt, c->w, nw);
+    for (int kind = 0; kind < 8; kind++) {
+        if (!c->packed[kind]) continue;
+        const int *d = c->kind_dims[kind], *st = c->kind_st[kind];
+        for (int i0 = 0; i0 < d[0]; i0++)
+            for (int i1 = 0; i1 < d[1]; i1++)
+                for (int i2 = 0; i2 < d[2]; i2++)
+                    c->packed[kind][((long)i0 * d[1] + i1) * d[2] + i2] = c->wd[c->kind_off[kind] + (long)i0 * st[0] + (long)i1 * st[1] + (long)i2 * st[2]];
+    }
     ref_attn *r = &c->ref;
     r->H = c->H; r->qS = c->qS; r->kS = c->kS; r->vS = c->vS; r->qP = c->qP; r->kP = c->kP; r->vP = c->vP; r->oP = c->oP;
     r->one_to_one = c->o2o; r->scale = c->scale; r->Tq = c->Tq; r->Tk = c->Tk; r->B = c->B; r->Mq = c->Mq;
@@ -231,6 +248,7 @@ static void teardown(cfg_t *c)
     cudnnDestroySeqDataDescriptor(c->qd); cudnnDestroySeqDataDescriptor(c->kd);
     cudnnDestroySeqDataDescriptor(c->vd); cudnnDestroySeqDataDescriptor(c->od);
     free(c->w); free(c->wd);
+    for (int k = 0; k < 8; k++) free(c->packed[k]);
 }
 
 typedef struct { double *q, *k, *v, *r; } inputs_t;
@@ -563,6 +581,20 @@ static void test_descriptors(void)
     TH_STATUS(cudnnGetMultiHeadAttnWeights(h, a, CUDNN_MH_ATTN_K_WEIGHTS, wb, w, td, NULL), CUDNN_STATUS_BAD_PARAM);
     TH_OK(cudnnGetMultiHeadAttnWeights(h, a, CUDNN_MH_ATTN_K_WEIGHTS, wb, w, td, &addr));
     TH_CHECK(addr == (void *)(w + 16), "K weights follow the Q weights");
+    {
+        cudnnDataType_t t;
+        int nd, d[3], st[3];
+        cudnnGetTensorNdDescriptor(td, 3, &t, &nd, d, st);
+        TH_CHECK(nd == 3 && d[0] == 2 && d[1] == 2 && d[2] == 5 && st[0] == 2 && st[1] == 1 && st[2] == 4, "K weights [2,2,5] strides [2,1,4]");
+        TH_OK(cudnnGetMultiHeadAttnWeights(h, a, CUDNN_MH_ATTN_O_WEIGHTS, wb, w, td, &addr));
+        cudnnGetTensorNdDescriptor(td, 3, &t, &nd, d, st);
+        TH_CHECK(addr == (void *)(w + 16 + 20 + 36) && nd == 3 && d[0] == 2 && d[1] == 7 && d[2] == 3 && st[0] == 21 && st[1] == 1 && st[2] == 7,
+                 "O weights [2,7,3] strides [21,1,7]");
+        TH_OK(cudnnGetMultiHeadAttnWeights(h, a, CUDNN_MH_ATTN_V_BIASES, wb, w, td, &addr));
+        cudnnGetTensorNdDescriptor(td, 3, &t, &nd, d, st);
+        TH_CHECK(addr == (void *)(w + 16 + 20 + 36 + 42 + 4 + 4) && d[0] == 2 && d[1] == 3 && d[2] == 1 && st[0] == 3 && st[1] == 1,
+                 "V biases [2,3,1] packed");
+    }
     TH_OK(cudnnGetMultiHeadAttnWeights(h, a, CUDNN_MH_ATTN_O_BIASES, wb, w, td, &addr));
     TH_CHECK(addr == (void *)(w + 16 + 20 + 36 + 42 + 4 + 4 + 6), "O biases are last");
     free(w);
