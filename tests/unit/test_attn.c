@@ -17,7 +17,7 @@ typedef struct {
     double scale;
     int Tq, Tk, B, Mq, Mkv, resid;
     cudnnDataType_t dt;
-    int lenq[16], lenkv[16], lo[8], hi[8];
+    int lenq[16], lenkv[16], lo[32], hi[32];
     cudnnSeqDataAxis_t axq[4], axk[4];
     int fill;                     /* oDesc / dq / dk / dv descriptors carry a padding fill (-5) */
     float pa, pp;                 /* attention / post dropout probabilities (0 = none) */
@@ -491,6 +491,64 @@ static void test_gradients(void)
     }
 }
 
+/* One larger problem (exercises the threaded loops): forward against the reference, then the
+ * backward results against directional finite differences along random directions. */
+static void test_large(void)
+{
+    cfg_t c;
+    random_cfg(&c, CUDNN_DATA_DOUBLE);
+    c.H = 4; c.qS = 16; c.kS = 12; c.vS = 10; c.qP = 8; c.kP = 8; c.vP = 6; c.Vp = 6; c.oP = 16; c.O = 16; c.resid = 1; c.bias = 1; c.o2o = 0;
+    c.Tq = 24; c.Tk = 32; c.B = 3; c.Mq = 2; c.Mkv = 1;
+    c.pa = 0.2f; c.pp = 0.1f; c.seed = 99;
+    for (int s = 0; s < 6; s++) c.lenq[s] = th_randint(c.Tq / 2, c.Tq);
+    for (int s = 0; s < 3; s++) c.lenkv[s] = th_randint(c.Tk / 2, c.Tk);
+    for (int t = 0; t < c.Tq; t++) { c.lo[t] = t / 2; c.hi[t] = t + 9; }
+    setup(&c);
+    inputs_t in;
+    random_inputs(&c, &in);
+    long no = nq(&c, c.O), nqq = nq(&c, c.qS), nkk = nk(&c, c.kS), nvv = nk(&c, c.vS), nw = (long)(c.wbytes / 8);
+    void *res = malloc(c.res), *ws = malloc(c.work);
+    double *rd = calloc(no, 8), *got;
+    c.ref.attn_mult = attn_mult; c.ref.post_mult = post_mult;
+    ref_attn_forward(&c.ref, in.q, in.k, in.v, in.r, rd);
+    TH_OK(run_fwd(&c, 1, -1, &in, c.wd, &got, res));
+    double *e = expected(&c, rd, -1);
+    cmp_nan("large attention forward (training, dropout)", got, e, no, 1e-12);
+    free(e); free(got);
+    double *wo = malloc(no * 8);
+    th_fill_uniform(wo, no, -1, 1);
+    double *o;
+    TH_OK(run_fwd(&c, 1, -1, &in, c.wd, &o, res));
+    free(o);
+    void *q = to_lay(&c, 1, in.q, c.qS, NAN), *k = to_lay(&c, 0, in.k, c.kS, NAN), *v = to_lay(&c, 0, in.v, c.vS, NAN);
+    double *dq = malloc(nqq * 8), *dk = malloc(nkk * 8), *dv = malloc(nvv * 8), *dw = malloc(nw * 8);
+    TH_OK(cudnnMultiHeadAttnBackwardData(h, c.a, c.lo, c.hi, c.lenq, c.lenkv, c.od, wo, c.qd, dq, q, c.kd, dk, k, c.vd, dv, v, c.wbytes, c.w, c.work, ws,
+                                         c.res, res));
+    TH_OK(cudnnMultiHeadAttnBackwardWeights(h, c.a, CUDNN_WGRAD_MODE_SET, c.qd, q, c.kd, k, c.vd, v, c.od, wo, c.wbytes, c.w, dw, c.work, ws, c.res, res));
+    double *aq = malloc(nqq * 8), *ak = malloc(nkk * 8), *av = malloc(nvv * 8);
+    lay_to_dense(&c, 1, dq, c.qS, aq); lay_to_dense(&c, 0, dk, c.kS, ak); lay_to_dense(&c, 0, dv, c.vS, av);
+    struct { const char *name; double *x, *grad; long n; } tgt[4] = {{"dq", in.q, aq, nqq}, {"dk", in.k, ak, nkk}, {"dv", in.v, av, nvv}, {"dw", c.wd, dw, nw}};
+    for (int a = 0; a < 4; a++) {
+        double *dir = malloc(tgt[a].n * 8), *keep = malloc(tgt[a].n * 8);
+        th_fill_uniform(dir, tgt[a].n, -1, 1);
+        memcpy(keep, tgt[a].x, tgt[a].n * 8);
+        double an = 0, eps = 1e-6;
+        for (long i = 0; i < tgt[a].n; i++) an += dir[i] * tgt[a].grad[i];
+        for (long i = 0; i < tgt[a].n; i++) tgt[a].x[i] = keep[i] + eps * dir[i];
+        double lp = loss_of(&c, &in, c.wd, wo);
+        for (long i = 0; i < tgt[a].n; i++) tgt[a].x[i] = keep[i] - eps * dir[i];
+        double lm = loss_of(&c, &in, c.wd, wo);
+        memcpy(tgt[a].x, keep, tgt[a].n * 8);
+        double fd = (lp - lm) / (2 * eps);
+        TH_CHECK(fabs(fd - an) <= 1e-6 * fmax(1.0, fabs(fd)) && fabs(an) > 1e-3, "large attention %s: directional derivative %.10g, FD %.10g",
+                 tgt[a].name, an, fd);
+        free(dir); free(keep);
+    }
+    free(q); free(k); free(v); free(dq); free(dk); free(dv); free(dw); free(aq); free(ak); free(av); free(wo); free(rd); free(res); free(ws);
+    free_inputs(&in);
+    teardown(&c);
+}
+
 /* ---------------------------------------------------------------- descriptors and errors */
 static void test_descriptors(void)
 {
@@ -733,6 +791,7 @@ int main(void)
     test_descriptors();
     test_forward();
     test_gradients();
+    test_large();
     test_call_errors();
     cudnnDestroy(h);
     return th_finish();
