@@ -67,4 +67,33 @@ size_t fdnn_ctc_cpu_work_bytes(int T, int N, int A, int max_label);
 void fdnn_ctc_cpu(const float *probs, const int64_t st[3], int T, int N, int A, const int *labels, const int *label_len,
                   const int *input_len, int softmax, int propagate_nan, float *costs, float *grads, const int64_t gst[3],
                   int max_label, void *work);
+/* ------------------------------------------------ sequence data and multi-head attention */
+/* Sequence data: dim[] and stride[] are indexed by cudnnSeqDataAxis_t (TIME, BATCH, BEAM,
+ * VECT); axes[0] is the outermost axis, axes[3] the innermost (VECT). seq_len holds
+ * batch*beam lengths, entry b*beam + m. */
+struct cudnnSeqDataStruct {
+    uint32_t magic;
+    int is_set;
+    cudnnDataType_t dtype;
+    int dim[4];
+    cudnnSeqDataAxis_t axes[4];
+    int64_t stride[4];
+    int *seq_len;
+    size_t n_len;
+    int has_fill;
+    double fill;
+};
+
+struct cudnnAttnStruct {
+    uint32_t magic;
+    int is_set;
+    unsigned mode;                        /* CUDNN_ATTN_QUERYMAP_* | CUDNN_ATTN_*_PROJ_BIASES */
+    int n_heads;
+    double sm_scaler;
+    cudnnDataType_t data_type, comp_prec;
+    cudnnMathType_t math_type;
+    cudnnDropoutDescriptor_t attn_dropout, post_dropout; /* may be NULL */
+    int q_size, k_size, v_size, q_proj, k_proj, v_proj, o_proj;
+    int qo_max_seq, kv_max_seq, max_batch, max_beam;
+};
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "th.h"
 #include "rnn_ref.h"
+#include "norm_ref.h"
 
 static cudnnHandle_t h;
 
@@ -15,6 +16,7 @@ typedef struct {
     cudnnRNNDataLayout_t layout;
     int len[16];
     cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop; /* NULL: no dropout */
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd, cd;
     size_t wbytes, work, res;
@@ -31,7 +33,7 @@ static void setup(cfg_t *c)
     cudnnCreateRNNDescriptor(&c->rnn);
     TH_OK(cudnnSetRNNDescriptor_v8(c->rnn, CUDNN_RNN_ALGO_STANDARD, (cudnnRNNMode_t)c->mode, (cudnnRNNBiasMode_t)c->bias,
                                    c->D == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, c->skip ? CUDNN_SKIP_INPUT : CUDNN_LINEAR_INPUT, c->dt,
-                                   c->dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : c->dt, CUDNN_DEFAULT_MATH, c->in, c->H, c->P, c->L, NULL,
+                                   c->dt == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : c->dt, CUDNN_DEFAULT_MATH, c->in, c->H, c->P, c->L, c->drop,
                                    CUDNN_RNN_PADDED_IO_ENABLED));
     if (c->clip) TH_OK(cudnnRNNSetClip_v8(c->rnn, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, -0.3, 0.35));
     cudnnCreateRNNDataDescriptor(&c->xd);
@@ -356,6 +358,154 @@ static void test_gradients(void)
     }
 }
 
+/* ---------------------------------------------------------------- dropout between layers */
+/* The mask rule of docs/rnn.md, restated from the Philox definition: element idx (dense
+ * t-major index over T x N x D*P) of the output of layer l is kept iff word idx%4 of
+ * philox(ctr = {idx/4 lo, idx/4 hi, l lo, l hi}, key = seed) gives u = ((w>>8)+1)/2^24 > p. */
+typedef struct { uint64_t seed; float p; long kept, total; } drop_ctx;
+static double drop_keep(void *ctx, int layer, long idx)
+{
+    drop_ctx *d = ctx;
+    uint32_t ctr[4] = {(uint32_t)((uint64_t)idx >> 2), (uint32_t)((uint64_t)idx >> 34), (uint32_t)layer, 0};
+    uint32_t key[2] = {(uint32_t)d->seed, (uint32_t)(d->seed >> 32)}, out[4];
+    ref_philox4x32_10(ctr, key, out);
+    float u = ((float)(out[idx & 3] >> 8) + 1.0f) * (1.0f / 16777216.0f);
+    int keep = u > d->p;
+    d->kept += keep;
+    d->total++;
+    return keep ? 1.0 / (1.0 - (double)d->p) : 0.0;
+}
+
+static void test_dropout(void)
+{
+    cudnnDropoutDescriptor_t dd;
+    TH_OK(cudnnCreateDropoutDescriptor(&dd));
+    size_t ssz;
+    TH_OK(cudnnDropoutGetStatesSize(h, &ssz));
+    void *states = malloc(ssz);
+    cudnnDataType_t dts[3] = {CUDNN_DATA_DOUBLE, CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    long kept = 0, total = 0;
+    /* forward (training applies the mask, inference does not) against the masked reference */
+    for (int it = 0; it < 24; it++) {
+        drop_ctx dc = {0x1234567ull + (uint64_t)it * 7919u, 0.5f, 0, 0};
+        TH_OK(cudnnSetDropoutDescriptor(dd, h, dc.p, states, ssz, dc.seed));
+        cfg_t c;
+        random_cfg(&c, it % 4, dts[it % 3]);
+        c.L = th_randint(2, 3);
+        c.T = th_randint(3, 6);
+        c.N = th_randint(2, 4);
+        for (int n = 0; n < c.N; n++) c.len[n] = th_randint(1, c.T);
+        c.layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
+        c.drop = dd;
+        setup(&c);
+        int Vy = c.D * c.P;
+        long TNx = (long)c.T * c.N * c.in, TNy = (long)c.T * c.N * Vy;
+        long nh = (long)c.L * c.D * c.N * c.P, nc = (long)c.L * c.D * c.N * c.H;
+        double *xd = calloc(TNx, 8), *hx = malloc(nh * 8), *cx = malloc(nc * 8);
+        for (int n = 0; n < c.N; n++)
+            for (int t = 0; t < c.len[n]; t++)
+                for (int v = 0; v < c.in; v++) xd[((long)t * c.N + n) * c.in + v] = th_uniform(-1, 1);
+        th_fill_uniform(hx, nh, -1, 1);
+        th_fill_uniform(cx, nc, -1, 1);
+        void *tmp = malloc((TNx + nh + nc) * 8);
+        th_from_double(xd, c.dt, tmp, TNx); th_to_double(tmp, c.dt, xd, TNx);
+        th_from_double(hx, c.dt, tmp, nh); th_to_double(tmp, c.dt, hx, nh);
+        th_from_double(cx, c.dt, tmp, nc); th_to_double(tmp, c.dt, cx, nc);
+        free(tmp);
+        double tol = c.dt == CUDNN_DATA_HALF ? 5e-3 : c.dt == CUDNN_DATA_DOUBLE ? 1e-12 : 2e-6;
+        for (int training = 0; training < 2; training++) {
+            double *ry = calloc(TNy, 8), *rhy = malloc(nh * 8), *rcy = malloc(nc * 8), *ey = malloc(TNy * 8);
+            c.ref.keep = training ? drop_keep : NULL;
+            c.ref.keep_ctx = &dc;
+            ref_rnn_forward(&c.ref, c.T, c.N, c.len, xd, hx, cx, ry, rhy, rcy);
+            for (long i = 0; i < TNy; i++) ey[i] = -7;
+            to_layout(&c, ry, ey, Vy);
+            outs_t o = {malloc(TNy * 8), malloc(nh * 8), malloc(nc * 8)};
+            void *res = malloc(c.res);
+            TH_OK(fwd(&c, training, xd, hx, cx, c.wd, &o, res));
+            char what[160];
+            snprintf(what, sizeof what, "rnn dropout %s y mode=%d %s D=%d L=%d H=%d P=%d", training ? "training" : "inference", c.mode,
+                     th_dtype_name(c.dt), c.D, c.L, c.H, c.P);
+            cmp(what, o.y, ey, TNy, tol);
+            cmp("rnn dropout hy", o.hy, rhy, nh, tol);
+            if (c.mode == 2) cmp("rnn dropout cy", o.cy, rcy, nc, tol);
+            free(ry); free(rhy); free(rcy); free(ey); free(o.y); free(o.hy); free(o.cy); free(res);
+        }
+        kept += dc.kept;
+        total += dc.total;
+        c.ref.keep = NULL;
+        free(xd); free(hx); free(cx);
+        teardown(&c);
+    }
+    TH_CHECK(total > 200 && kept > total / 3 && kept < 2 * total / 3, "p=0.5 keeps about half (%ld of %ld)", kept, total);
+    /* backward with the fixed mask against finite differences of the (masked) training forward */
+    for (int it = 0; it < 8; it++) {
+        TH_OK(cudnnSetDropoutDescriptor(dd, h, 0.5f, states, ssz, 99 + (unsigned long long)it));
+        cfg_t c;
+        random_cfg(&c, it % 4, CUDNN_DATA_DOUBLE);
+        c.clip = 0;
+        c.L = 2 + (it & 1);
+        c.drop = dd;
+        setup(&c);
+        int Vy = c.D * c.P;
+        long nx = io_count(&c, c.in), ny = c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? io_count(&c, Vy) : (long)c.T * c.N * Vy;
+        long nh = (long)c.L * c.D * c.N * c.P, nc = (long)c.L * c.D * c.N * c.H, nw = (long)(c.wbytes / 8);
+        double *xl = calloc(nx, 8), *hx = malloc(nh * 8), *cx = malloc(nc * 8), *wy = calloc(ny, 8), *wh = malloc(nh * 8), *wc = malloc(nc * 8);
+        for (int n = 0; n < c.N; n++)
+            for (int t = 0; t < c.len[n]; t++) {
+                for (int v = 0; v < c.in; v++) xl[io_off(&c, t, n, c.in) + v] = th_uniform(-1, 1);
+                for (int v = 0; v < Vy; v++) wy[io_off(&c, t, n, Vy) + v] = th_uniform(-1, 1);
+            }
+        th_fill_uniform(hx, nh, -1, 1); th_fill_uniform(cx, nc, -1, 1);
+        th_fill_uniform(wh, nh, -1, 1); th_fill_uniform(wc, nc, -1, 1);
+        void *res = malloc(c.res), *ws = malloc(c.work);
+        outs_t o = {malloc(ny * 8), malloc(nh * 8), malloc(nc * 8)};
+        TH_OK(fwd(&c, 1, xl, hx, cx, c.wd, &o, res));
+        double *dx = malloc(nx * 8), *dhx = malloc(nh * 8), *dcx = malloc(nc * 8), *dw = malloc(nw * 8);
+        TH_OK(cudnnRNNBackwardData_v8(h, c.rnn, c.len, c.yd, o.y, wy, c.xd, dx, c.hd, hx, wh, dhx, c.cd, cx, wc, dcx, c.wbytes, c.w, c.work, ws,
+                                      c.res, res));
+        TH_OK(cudnnRNNBackwardWeights_v8(h, c.rnn, CUDNN_WGRAD_MODE_SET, c.len, c.xd, xl, c.hd, hx, c.yd, o.y, c.wbytes, dw, c.work, ws, c.res, res));
+        const double eps = 1e-6;
+        double *fx = calloc(nx, 8), *ax = calloc(nx, 8), *fh = malloc(nh * 8), *fw = malloc(nw * 8);
+        for (int n = 0; n < c.N; n++)
+            for (int t = 0; t < c.len[n]; t++)
+                for (int v = 0; v < c.in; v++) {
+                    long i = io_off(&c, t, n, c.in) + v;
+                    double s = xl[i];
+                    xl[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+                    xl[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+                    xl[i] = s;
+                    fx[i] = (lp - lm) / (2 * eps);
+                    ax[i] = dx[i];
+                }
+        for (long i = 0; i < nh; i++) {
+            double s = hx[i];
+            hx[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            hx[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            hx[i] = s;
+            fh[i] = (lp - lm) / (2 * eps);
+        }
+        for (long i = 0; i < nw; i++) {
+            double s = c.wd[i];
+            c.wd[i] = s + eps; double lp = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            c.wd[i] = s - eps; double lm = loss_of(&c, xl, hx, cx, c.wd, wy, wh, wc);
+            c.wd[i] = s;
+            fw[i] = (lp - lm) / (2 * eps);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "dropout dx vs FD mode=%d D=%d L=%d H=%d P=%d layout=%d", c.mode, c.D, c.L, c.H, c.P, (int)c.layout);
+        cmp(what, ax, fx, nx, 1e-6);
+        cmp("dropout dhx vs FD", dhx, fh, nh, 1e-6);
+        snprintf(what, sizeof what, "dropout dw vs FD mode=%d D=%d L=%d H=%d P=%d", c.mode, c.D, c.L, c.H, c.P);
+        cmp(what, dw, fw, nw, 1e-6);
+        free(xl); free(hx); free(cx); free(wy); free(wh); free(wc); free(res); free(ws); free(o.y); free(o.hy); free(o.cy);
+        free(dx); free(dhx); free(dcx); free(dw); free(fx); free(ax); free(fh); free(fw);
+        teardown(&c);
+    }
+    TH_OK(cudnnDestroyDropoutDescriptor(dd));
+    free(states);
+}
+
 static void test_desc_errors(void)
 {
     cudnnRNNDescriptor_t r;
@@ -475,6 +625,7 @@ int main(void)
     test_desc_errors();
     test_forward();
     test_gradients();
+    test_dropout();
     cudnnDestroy(h);
     return th_finish();
 }
