@@ -16,6 +16,7 @@ echo "NVIDIA cuDNN root: ${nv_root:-none}" | tee -a "$out/gpu.txt"
 nv_lib=$(ls "$nv_root"/lib/libcudnn.so.9* 2>/dev/null | head -1)
 
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DFREEDNN_WERROR=ON -DFREEDNN_CUDA=ON \
+      ${FREEDNN_CUDA_ARCHS:+-DFREEDNN_CUDA_ARCHS=$FREEDNN_CUDA_ARCHS} \
       ${nv_root:+-DFREEDNN_NVIDIA_CUDNN_ROOT=$nv_root} > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 /usr/bin/time -f "build %e s" cmake --build build-gpu -j"$jobs" > "$out/build.log" 2>&1 || { grep -E 'error|Error' "$out/build.log" | head -40; exit 1; }
 tail -1 "$out/build.log"
@@ -41,7 +42,7 @@ for step in $steps; do
   bench)
     if [ -x build-gpu/bin/freednn ]; then
       for ty in fp32 fp16; do
-        FREEDNN_BACKEND=cuda timeout 240 build-gpu/bin/freednn bench --backend cuda --type $ty --layout nhwc --dir all -n 20 \
+        FREEDNN_BACKEND=cuda timeout 240 build-gpu/bin/freednn bench --backend cuda --type $ty --layout nhwc --dir all -n 10 \
           --layers bench/layers_gpu.txt ${nv_lib:+--vs-lib $nv_lib} > "$out/bench-$ty.log" 2>&1
         echo "bench $ty: exit $?"; tail -25 "$out/bench-$ty.log"
       done
