@@ -73,8 +73,9 @@ extern "C" cudnnStatus_t fdnn_cuda_add_tensor(cudnnHandle_t h, double alpha, con
     case CUDNN_DATA_DOUBLE: return launch<double>(h, G, total, alpha, A, beta, C);
     case CUDNN_DATA_HALF: return launch<__half>(h, G, total, alpha, A, beta, C);
     case CUDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(h, G, total, alpha, A, beta, C);
+    case CUDNN_DATA_INT8: return launch<int8_t>(h, G, total, alpha, A, beta, C);
     default: break;
     }
-    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnAddTensor on CUDA supports FLOAT, DOUBLE, HALF and BFLOAT16, not %s",
+    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnAddTensor on CUDA supports FLOAT, DOUBLE, HALF, BFLOAT16 and INT8, not %s",
                      fdnn_dtype_name(c->dtype));
 }
