@@ -29,10 +29,12 @@ struct TL {
 __device__ __forceinline__ long long loff(const TL &L, long long e)
 {
     long long o = 0;
-    for (int d = L.nd - 1; d >= 0; d--) {
-        o += (e % L.dim[d]) * L.st[d];
-        e /= L.dim[d];
-    }
+#pragma unroll
+    for (int d = CUDNN_DIM_MAX - 1; d >= 0; d--) /* constant indices: the layout stays in the parameter bank */
+        if (d < L.nd) {
+            o += (e % L.dim[d]) * L.st[d];
+            e /= L.dim[d];
+        }
     return o;
 }
 

@@ -1,10 +1,10 @@
 /* CUDA engine of batch normalization and cudnnNormalization* (the GPU twin of
  * src/cpu/norm_cpu.c, same semantics). The problem is a matrix of P parameters (channels for
  * SPATIAL, C*spatial positions for PER_ACTIVATION) by M members each. One kernel per call does
- * everything for a group of parameters: the reductions (mean, biased variance; for backward
- * sum(g) and sum(g*xhat)) as fixed-order block tree reductions, so results are deterministic,
- * then the elementwise pass. Two block shapes:
- *   row mode (1 x 256): one block per parameter, threads stride over its members; used when
+ * everything for a group of parameters: the reductions (mean and biased variance in one
+ * shifted pass; for backward sum(g) and sum(g*xhat)) as fixed-order block tree reductions, so
+ * results are deterministic, then the elementwise pass (training forward reads x twice). Two block shapes:
+ *   row mode (1 x 32..1024): one block per parameter, threads stride over its members; used when
  *     a parameter's members are contiguous-ish (SPATIAL on NCHW-like layouts);
  *   column mode (32 x 16): 32 adjacent parameters per block, the 16 thread rows split the
  *     members; used when adjacent parameters are adjacent in memory (SPATIAL with channel
@@ -142,29 +142,31 @@ __device__ __forceinline__ Pos member(int pa, long long S, long long q, long lon
     return r;
 }
 
-/* Batch mean and biased variance of parameter q (two passes; every thread gets the result). */
+/* Batch mean and biased variance of parameter q in one pass over x, shifted by K = the first
+ * member's value (sums of x-K and (x-K)^2; the shift keeps the cancellation small when the mean
+ * is large against the spread). Every thread of the block gets the result. */
 template <typename T, typename A>
 __device__ void batch_stats(const NP<T, A> &p, bool on, long long q, long long cq, long long sq, A *sh, A *mean, A *var)
 {
-    A s = 0;
-    if (on)
+    A s1 = 0, s2 = 0, K = 0;
+    if (on) {
+        Pos r0 = member(p.pa, p.S, q, cq, sq, 0);
+        K = to_acc<A>(p.x[doff(p.lx, r0.n, r0.c, r0.s)]);
         for (unsigned m = threadIdx.y; m < p.M; m += blockDim.y) {
             Pos r = member(p.pa, p.S, q, cq, sq, m);
-            s += to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]);
+            A d = to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - K;
+            s1 += d;
+            s2 += d * d;
         }
-    A mu = col_sum(s, sh) / (A)p.M;
-    A v = 0;
-    if (on)
-        for (unsigned m = threadIdx.y; m < p.M; m += blockDim.y) {
-            Pos r = member(p.pa, p.S, q, cq, sq, m);
-            A d = to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - mu;
-            v += d * d;
-        }
-    *var = col_sum(v, sh) / (A)p.M;
-    *mean = mu;
+    }
+    A m1 = col_sum(s1, sh) / (A)p.M;
+    A m2 = col_sum(s2, sh) / (A)p.M;
+    A v = m2 - m1 * m1;
+    *var = v > A(0) ? v : A(0);
+    *mean = K + m1;
 }
 
-template <typename T, typename A, bool TRAIN> __global__ void norm_fwd_kernel(NP<T, A> p)
+template <typename T, typename A, bool TRAIN> __global__ void __launch_bounds__(1024) norm_fwd_kernel(NP<T, A> p)
 {
     extern __shared__ __align__(16) unsigned char smraw[];
     A *sh = reinterpret_cast<A *>(smraw);
@@ -226,7 +228,7 @@ template <typename T, typename A> __device__ __forceinline__ A grad_at(const NP<
     return g;
 }
 
-template <typename T, typename A> __global__ void norm_bwd_kernel(NP<T, A> p)
+template <typename T, typename A> __global__ void __launch_bounds__(1024) norm_bwd_kernel(NP<T, A> p)
 {
     extern __shared__ __align__(16) unsigned char smraw[];
     A *sh = reinterpret_cast<A *>(smraw);
@@ -347,8 +349,10 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     if (col) {
         block = dim3(32, M >= 64 ? 16 : 4);
     } else {
+        /* up to 1024 threads per parameter for long rows (one block per parameter must keep
+         * enough loads in flight), fewer for short ones */
         int by = 32;
-        while (by < 256 && by < M) by *= 2;
+        while (by < 1024 && by * 4 < M) by *= 2;
         block = dim3(1, by);
     }
     long long nb = (P + block.x - 1) / block.x;
