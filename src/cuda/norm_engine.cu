@@ -162,7 +162,7 @@ __device__ void batch_stats(const NP<T, A> &p, bool on, long long q, long long c
     A m1 = col_sum(s1, sh) / (A)p.M;
     A m2 = col_sum(s2, sh) / (A)p.M;
     A v = m2 - m1 * m1;
-    *var = v > A(0) ? v : A(0);
+    *var = v < A(0) ? A(0) : v; /* rounding can make it slightly negative; NaN stays NaN */
     *mean = K + m1;
 }
 
