@@ -103,7 +103,7 @@ template <typename T, typename A> struct NP {
     DLay lx, ly, lz, ldy, ldx, ldz;
     PLay lsb, lmv;
     long long C, S, P;
-    unsigned M;
+    unsigned M, N; /* members per parameter; images (M = N*S for SPATIAL, N for PER_ACTIVATION) */
     int pa, ops;
     Act act;
     A alpha, beta, alpha_p, beta_p;
@@ -126,22 +126,36 @@ template <typename A> __device__ A col_sum(A v, A *sh)
     return r;
 }
 
-/* Member m of parameter q -> n, c, s. */
+/* Member m of parameter q -> n, c, s, walked without a division per element: the cursor holds
+ * (n, s) for SPATIAL (m = n*S + s) or (n, 0) for PER_ACTIVATION (m = n) and steps by the thread
+ * row count. */
 struct Pos {
     long long n, c, s;
 };
-__device__ __forceinline__ Pos member(int pa, long long S, long long q, long long cq, long long sq, unsigned m)
+struct Cur {
+    unsigned n, s, dn, ds, S;
+};
+__device__ __forceinline__ Cur cur_init(int pa, long long S, unsigned m0, unsigned step)
+{
+    Cur k;
+    k.S = pa ? 1u : (unsigned)S;
+    k.n = m0 / k.S, k.s = m0 - k.n * k.S;
+    k.dn = step / k.S, k.ds = step - k.dn * k.S;
+    return k;
+}
+__device__ __forceinline__ void cur_step(Cur &k)
+{
+    k.s += k.ds, k.n += k.dn;
+    if (k.s >= k.S) k.s -= k.S, k.n++;
+}
+__device__ __forceinline__ Pos cur_pos(const Cur &k, int pa, long long q, long long cq, long long sq)
 {
     Pos r;
-    if (pa) {
-        r.n = m, r.c = cq, r.s = sq;
-    } else {
-        unsigned us = (unsigned)S, n = m / us;
-        r.n = n, r.c = q, r.s = m - n * us;
-    }
+    r.n = k.n;
+    r.c = pa ? cq : q;
+    r.s = pa ? sq : (long long)k.s;
     return r;
 }
-
 /* Batch mean and biased variance of parameter q in one pass over x, shifted by K = the first
  * member's value (sums of x-K and (x-K)^2; the shift keeps the cancellation small when the mean
  * is large against the spread). Every thread of the block gets the result. */
@@ -150,10 +164,11 @@ __device__ void batch_stats(const NP<T, A> &p, bool on, long long q, long long c
 {
     A s1 = 0, s2 = 0, K = 0;
     if (on) {
-        Pos r0 = member(p.pa, p.S, q, cq, sq, 0);
+        Pos r0;
+        r0.n = 0, r0.c = p.pa ? cq : q, r0.s = p.pa ? sq : 0;
         K = to_acc<A>(p.x[doff(p.lx, r0.n, r0.c, r0.s)]);
-        for (unsigned m = threadIdx.y; m < p.M; m += blockDim.y) {
-            Pos r = member(p.pa, p.S, q, cq, sq, m);
+        for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+            Pos r = cur_pos(k, p.pa, q, cq, sq);
             A d = to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - K;
             s1 += d;
             s2 += d * d;
@@ -201,8 +216,8 @@ template <typename T, typename A, bool TRAIN> __global__ void __launch_bounds__(
         if (!on) continue;
         long long ob = poff(p.lsb, q);
         A sc = p.scale[ob], bi = p.bias[ob];
-        for (unsigned m = threadIdx.y; m < p.M; m += blockDim.y) {
-            Pos r = member(p.pa, p.S, q, cq, sq, m);
+        for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+            Pos r = cur_pos(k, p.pa, q, cq, sq);
             A v = sc * (to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - mean) * inv + bi;
             if (p.ops == FDNN_NORM_OPS_ADD_ACT) v += to_acc<A>(p.z[doff(p.lz, r.n, r.c, r.s)]);
             if (p.ops != FDNN_NORM_OPS_NORM) {
@@ -251,8 +266,8 @@ template <typename T, typename A> __global__ void __launch_bounds__(1024) norm_b
         }
         A db = 0, ds = 0;
         if (on)
-            for (unsigned m = threadIdx.y; m < p.M; m += blockDim.y) {
-                Pos r = member(p.pa, p.S, q, cq, sq, m);
+            for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+                Pos r = cur_pos(k, p.pa, q, cq, sq);
                 A g = grad_at(p, r);
                 if (p.ops == FDNN_NORM_OPS_ADD_ACT) p.dz[doff(p.ldz, r.n, r.c, r.s)] = conv<T>::from(g);
                 db += g;
@@ -263,8 +278,8 @@ template <typename T, typename A> __global__ void __launch_bounds__(1024) norm_b
         if (!on) continue;
         long long ob = poff(p.lsb, q);
         A sc = p.scale[ob], Mf = (A)p.M;
-        for (unsigned m = threadIdx.y; m < p.M; m += blockDim.y) {
-            Pos r = member(p.pa, p.S, q, cq, sq, m);
+        for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+            Pos r = cur_pos(k, p.pa, q, cq, sq);
             A g = grad_at(p, r);
             A xh = (to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - mean) * inv;
             A v = sc * inv * (g - db / Mf - xh * ds / Mf);
@@ -336,7 +351,7 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     mk_dlay(q->dy, &p.ldy), mk_dlay(q->dx, &p.ldx), mk_dlay(q->dz, &p.ldz);
     mk_play(q->sb, &p.lsb);
     mk_play(q->mv, &p.lmv);
-    p.C = C, p.S = S, p.P = P, p.M = (unsigned)M;
+    p.C = C, p.S = S, p.P = P, p.M = (unsigned)M, p.N = (unsigned)N;
     p.pa = q->per_activation, p.ops = q->ops;
     if (q->act) p.act.mode = (int)q->act->mode, p.act.prop_nan = q->act->nan_opt == CUDNN_PROPAGATE_NAN, p.act.coef = q->act->coef,
                 p.act.swish = q->act->swish_beta;
