@@ -6,9 +6,10 @@
  * results are deterministic, then the elementwise pass (training forward reads x twice). Two block shapes:
  *   row mode (1 x 32..1024): one block per parameter, threads stride over its members; used when
  *     a parameter's members are contiguous-ish (SPATIAL on NCHW-like layouts);
- *   column mode (32 x 16): 32 adjacent parameters per block, the 16 thread rows split the
- *     members; used when adjacent parameters are adjacent in memory (SPATIAL with channel
- *     stride 1, i.e. NHWC, and PER_ACTIVATION), so warps read coalesced rows.
+ *   column mode: adjacent parameters per block, the thread rows split the members; used when
+ *     adjacent parameters are adjacent in memory, so warps read coalesced rows: PER_ACTIVATION
+ *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
+ *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
  * No workspace is needed; the reserve space holds the pre-activation value of every element as
  * a double at its logical N,C,spatial index, exactly as on the CPU (the backward reads it). */
 #include <cuda_runtime.h>
@@ -361,8 +362,15 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     /* column mode when adjacent parameters are adjacent in memory */
     int col = q->per_activation || x->stride[1] == 1;
     dim3 block;
-    if (col) {
+    if (col && q->per_activation) {
         block = dim3(32, M >= 64 ? 16 : 4);
+    } else if (col) {
+        /* SPATIAL with channel stride 1 (NHWC): few parameters, long columns. Narrow blocks (one
+         * 32-byte sector of channels per row, many rows) give C*sizeof(T)/32 blocks of up to 1024
+         * threads while every warp load still uses whole sectors. */
+        int bx = (int)(32 / sizeof(T)), by = 1024 / bx;
+        while (by > 4 && by / 2 >= M) by /= 2;
+        block = dim3(bx, by);
     } else {
         /* up to 1024 threads per parameter for long rows (one block per parameter must keep
          * enough loads in flight), fewer for short ones */
