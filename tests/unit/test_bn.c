@@ -577,6 +577,7 @@ int main(void)
     big = 1;
     sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 2, 1);
     sweep_one(CUDNN_DATA_HALF, 2, 4, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 0, 0);
+    sweep_one(CUDNN_DATA_FLOAT, 0, 4, CUDNN_BATCHNORM_SPATIAL, 1, 1); /* packed NCHW, long rows (CUDA row mode) */
     big = 0;
     test_fd();
     test_errors();
