@@ -6,6 +6,9 @@
 #include <string.h>
 #include "../core/fdnn.h"
 #include "../core/norm_desc.h"
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_norm.h"
+#endif
 
 static int data_type_ok(cudnnDataType_t t)
 {
@@ -115,11 +118,15 @@ static cudnnStatus_t check_eps(double eps)
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* Both backends run the engine: the CPU one (src/cpu/norm_cpu.c) and, in CUDA builds, the
+ * CUDA one (src/cuda/norm_engine.cu). */
 static cudnnStatus_t check_cpu_handle(cudnnHandle_t handle)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+#ifndef FDNN_HAVE_CUDA
     if (handle->backend == FDNN_BACKEND_CUDA)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s is not implemented on the CUDA backend yet", fdnn_current_api());
+#endif
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -161,6 +168,9 @@ cudnnStatus_t fdnn_norm_infer_api(cudnnHandle_t handle, int per_act, int ops, co
     p.alpha = fdnn_scalar(alpha, xDesc->dtype);
     p.beta = fdnn_scalar(beta, xDesc->dtype);
     p.eps = eps;
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA) return fdnn_cuda_norm_infer(handle, &p);
+#endif
     return fdnn_cpu_norm_infer(&p);
 }
 
@@ -211,6 +221,9 @@ cudnnStatus_t fdnn_norm_train_api(cudnnHandle_t handle, int per_act, int ops, co
     p.eps = eps;
     p.factor = factor;
     p.reserve = need ? reserve : NULL;
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA) return fdnn_cuda_norm_train(handle, &p);
+#endif
     return fdnn_cpu_norm_train(&p);
 }
 
@@ -271,6 +284,9 @@ cudnnStatus_t fdnn_norm_backward_api(cudnnHandle_t handle, int per_act, int ops,
     p.beta_p = fdnn_scalar(betaP, xDesc->dtype);
     p.eps = eps;
     p.reserve = need ? reserve : NULL;
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA) return fdnn_cuda_norm_backward(handle, &p);
+#endif
     return fdnn_cpu_norm_backward(&p);
 }
 
@@ -284,7 +300,7 @@ static cudnnStatus_t bn_mode(cudnnBatchNormMode_t mode, int *per_act)
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardInference(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void *alpha, const void *beta, const cudnnTensorDescriptor_t xDesc, const void *x,
     const cudnnTensorDescriptor_t yDesc, void *y, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void *bnScale, const void *bnBias,
@@ -299,7 +315,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardInference(
                                bnScaleBiasMeanVarDesc, estimatedMean, estimatedVariance, NULL, NULL, NULL, yDesc, y, epsilon);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardTraining(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void *alpha, const void *beta, const cudnnTensorDescriptor_t xDesc, const void *x,
     const cudnnTensorDescriptor_t yDesc, void *y, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void *bnScale, const void *bnBias,
@@ -316,7 +332,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardTraining(
                                resultSaveMean, resultSaveInvVariance, NULL, NULL, 0);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardTrainingEx(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const void *alpha, const void *beta,
     const cudnnTensorDescriptor_t xDesc, const void *xData, const cudnnTensorDescriptor_t zDesc, const void *zData,
@@ -337,7 +353,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardTrainingEx(
                                reserveSpaceSizeInBytes);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationBackward(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void *alphaDataDiff, const void *betaDataDiff, const void *alphaParamDiff,
     const void *betaParamDiff, const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnTensorDescriptor_t dyDesc, const void *dy,
@@ -354,7 +370,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationBackward(
                                   dBnBiasResult, epsilon, dBnScaleBiasDesc, savedMean, savedInvVariance, NULL, NULL, 0);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationBackwardEx(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const void *alphaDataDiff, const void *betaDataDiff,
     const void *alphaParamDiff, const void *betaParamDiff, const cudnnTensorDescriptor_t xDesc, const void *xData,
@@ -376,7 +392,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationBackwardEx(
                                   reserveSpace, reserveSpaceSizeInBytes);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc,
     const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc,
@@ -396,7 +412,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetBatchNormalizationForwardTrainingE
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetBatchNormalizationBackwardExWorkspaceSize(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc,
     const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc,
@@ -419,7 +435,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetBatchNormalizationBackwardExWorksp
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode,
                                                                                            cudnnBatchNormOps_t bnOps,
                                                                                            const cudnnActivationDescriptor_t activationDesc,

@@ -1,12 +1,16 @@
 /* Dropout descriptors and dropout forward/backward. Masks come from the counter-based Philox
  * generator (src/core/philox.h) keyed by the seed, so the states buffer holds nothing the mask
  * depends on: it is only recorded, and cudnnRestoreDropoutDescriptor reproduces the masks from
- * the seed alone. The reserve space holds the mask, one byte per element. */
+ * the seed alone. The reserve space holds the mask, one byte per element. Both backends
+ * (src/cpu/dropout_cpu.c, src/cuda/dropout.cu) produce the same mask bit for bit. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../core/fdnn.h"
 #include "../core/norm_desc.h"
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_norm.h"
+#endif
 
 #define FDNN_DROPOUT_STATES_BYTES 64 /* recorded only; see the header comment */
 
@@ -143,8 +147,10 @@ static cudnnStatus_t check_run(cudnnHandle_t handle, const struct cudnnDropoutSt
                                size_t rsize)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+#ifndef FDNN_HAVE_CUDA
     if (handle->backend == FDNN_BACKEND_CUDA)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s is not implemented on the CUDA backend yet", fdnn_current_api());
+#endif
     FDNN_CHECK(check_desc_set(d));
     FDNN_CHECK(check_pair(a, an, b, bn));
     FDNN_CHECK_PTR(ap, an[0] == 'x' ? "x" : "dy");
@@ -162,7 +168,7 @@ static cudnnStatus_t check_run(cudnnHandle_t handle, const struct cudnnDropoutSt
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDropoutForward(cudnnHandle_t handle, const cudnnDropoutDescriptor_t dropoutDesc,
                                                           const cudnnTensorDescriptor_t xdesc, const void *x, const cudnnTensorDescriptor_t ydesc,
                                                           void *y, void *reserveSpace, size_t reserveSpaceSizeInBytes)
@@ -170,11 +176,15 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDropoutForward(cudnnHandle_t handle, 
     FDNN_API_ENTER();
     FDNN_API_LOG(handle, "reserve=%zu", reserveSpaceSizeInBytes);
     FDNN_CHECK(check_run(handle, dropoutDesc, xdesc, "xdesc", x, ydesc, "ydesc", y, reserveSpace, reserveSpaceSizeInBytes));
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_dropout_fwd(handle, xdesc, x, ydesc, y, dropoutDesc->dropout, dropoutDesc->seed, reserveSpace);
+#endif
     fdnn_cpu_dropout_fwd(xdesc, x, ydesc, y, dropoutDesc->dropout, dropoutDesc->seed, reserveSpace);
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle, const cudnnDropoutDescriptor_t dropoutDesc,
                                                            const cudnnTensorDescriptor_t dydesc, const void *dy, const cudnnTensorDescriptor_t dxdesc,
                                                            void *dx, void *reserveSpace, size_t reserveSpaceSizeInBytes)
@@ -182,6 +192,10 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle,
     FDNN_API_ENTER();
     FDNN_API_LOG(handle, "reserve=%zu", reserveSpaceSizeInBytes);
     FDNN_CHECK(check_run(handle, dropoutDesc, dydesc, "dydesc", dy, dxdesc, "dxdesc", dx, reserveSpace, reserveSpaceSizeInBytes));
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_dropout_bwd(handle, dydesc, dy, dxdesc, dx, dropoutDesc->dropout, reserveSpace);
+#endif
     fdnn_cpu_dropout_bwd(dydesc, dy, dxdesc, dx, dropoutDesc->dropout, reserveSpace);
     return CUDNN_STATUS_SUCCESS;
 }

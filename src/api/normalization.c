@@ -10,8 +10,10 @@ static cudnnStatus_t norm_args(cudnnHandle_t handle, cudnnNormMode_t mode, cudnn
 {
     if (handle != NULL) {
         FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+#ifndef FDNN_HAVE_CUDA
         if (handle->backend == FDNN_BACKEND_CUDA)
             return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s is not implemented on the CUDA backend yet", fdnn_current_api());
+#endif
     }
     if (mode != CUDNN_NORM_PER_ACTIVATION && mode != CUDNN_NORM_PER_CHANNEL)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "mode=%d is not a cudnnNormMode_t", (int)mode);
@@ -45,7 +47,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDeriveNormTensorDescriptor(cudnnTenso
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnNormalizationForwardInference(
     cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t normOps, cudnnNormAlgo_t algo, const void *alpha, const void *beta,
     const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnTensorDescriptor_t normScaleBiasDesc, const void *normScale,
@@ -62,7 +64,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnNormalizationForwardInference(
                                estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnNormalizationForwardTraining(
     cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t normOps, cudnnNormAlgo_t algo, const void *alpha, const void *beta,
     const cudnnTensorDescriptor_t xDesc, const void *xData, const cudnnTensorDescriptor_t normScaleBiasDesc, const void *normScale,
@@ -83,7 +85,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnNormalizationForwardTraining(
                                resultSaveMean, resultSaveInvVariance, activationDesc, reserveSpace, reserveSpaceSizeInBytes);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnNormalizationBackward(
     cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t normOps, cudnnNormAlgo_t algo, const void *alphaDataDiff, const void *betaDataDiff,
     const void *alphaParamDiff, const void *betaParamDiff, const cudnnTensorDescriptor_t xDesc, const void *xData,
@@ -106,7 +108,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnNormalizationBackward(
                                   reserveSpace, reserveSpaceSizeInBytes);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetNormalizationForwardTrainingWorkspaceSize(
     cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t normOps, cudnnNormAlgo_t algo, const cudnnTensorDescriptor_t xDesc,
     const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t normScaleBiasDesc,
@@ -127,7 +129,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetNormalizationForwardTrainingWorksp
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetNormalizationBackwardWorkspaceSize(
     cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t normOps, cudnnNormAlgo_t algo, const cudnnTensorDescriptor_t xDesc,
     const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc,
@@ -151,7 +153,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetNormalizationBackwardWorkspaceSize
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetNormalizationTrainingReserveSpaceSize(cudnnHandle_t handle, cudnnNormMode_t mode,
                                                                                     cudnnNormOps_t normOps, cudnnNormAlgo_t algo,
                                                                                     const cudnnActivationDescriptor_t activationDesc,

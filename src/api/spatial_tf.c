@@ -5,6 +5,9 @@
 #include <string.h>
 #include "../core/fdnn.h"
 #include "../core/norm_desc.h"
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_norm.h"
+#endif
 
 static cudnnStatus_t check_st_only(const struct cudnnSpatialTransformerStruct *s)
 {
@@ -74,12 +77,14 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetSpatialTransformerNdDescriptor(cud
 static cudnnStatus_t check_cpu(cudnnHandle_t handle)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+#ifndef FDNN_HAVE_CUDA
     if (handle->backend == FDNN_BACKEND_CUDA)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s is not implemented on the CUDA backend yet", fdnn_current_api());
+#endif
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorForward(cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t stDesc,
                                                                         const void *theta, void *grid)
 {
@@ -88,11 +93,15 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorForward(cudnnHa
     FDNN_CHECK(check_st(stDesc));
     FDNN_CHECK_PTR(theta, "theta");
     FDNN_CHECK_PTR(grid, "grid");
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_stf_grid_fwd(handle, stDesc, theta, grid);
+#endif
     fdnn_cpu_stf_grid_fwd(stDesc, theta, grid);
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t stDesc,
                                                                          const void *dgrid, void *dtheta)
 {
@@ -101,6 +110,10 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnH
     FDNN_CHECK(check_st(stDesc));
     FDNN_CHECK_PTR(dgrid, "dgrid");
     FDNN_CHECK_PTR(dtheta, "dtheta");
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_stf_grid_bwd(handle, stDesc, dgrid, dtheta);
+#endif
     fdnn_cpu_stf_grid_bwd(stDesc, dgrid, dtheta);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -122,7 +135,7 @@ static cudnnStatus_t check_tensor(const struct cudnnSpatialTransformerStruct *st
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerForward(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t stDesc,
                                                                   const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
                                                                   const void *grid, const void *beta, cudnnTensorDescriptor_t yDesc, void *y)
@@ -137,10 +150,14 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerForward(cudnnHandle_t
     FDNN_CHECK_PTR(x, "x");
     FDNN_CHECK_PTR(grid, "grid");
     FDNN_CHECK_PTR(y, "y");
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_stf_sampler_fwd(handle, stDesc, fdnn_scalar(alpha, stDesc->dtype), xDesc, x, grid, fdnn_scalar(beta, stDesc->dtype), yDesc, y);
+#endif
     return fdnn_cpu_stf_sampler_fwd(stDesc, fdnn_scalar(alpha, stDesc->dtype), xDesc, x, grid, fdnn_scalar(beta, stDesc->dtype), yDesc, y);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t stDesc,
                                                                    const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
                                                                    const void *beta, const cudnnTensorDescriptor_t dxDesc, void *dx,
@@ -165,6 +182,11 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_
     FDNN_CHECK_PTR(grid, "grid");
     FDNN_CHECK_PTR(dgrid, "dgrid");
     cudnnDataType_t t = stDesc->dtype;
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_stf_sampler_bwd(handle, stDesc, fdnn_scalar(alpha, t), xDesc, x, fdnn_scalar(beta, t), dxDesc, dx, fdnn_scalar(alphaDgrid, t), dyDesc, dy,
+                                         grid, fdnn_scalar(betaDgrid, t), dgrid);
+#endif
     return fdnn_cpu_stf_sampler_bwd(stDesc, fdnn_scalar(alpha, t), xDesc, x, fdnn_scalar(beta, t), dxDesc, dx, fdnn_scalar(alphaDgrid, t), dyDesc, dy,
                              grid, fdnn_scalar(betaDgrid, t), dgrid);
 }

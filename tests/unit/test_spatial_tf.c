@@ -311,16 +311,6 @@ int main(void)
 {
     th_seed(99991);
     H = th_create_handle();
-    if (th_is_gpu(H)) {
-        int dim[4] = {1, 1, 2, 2};
-        cudnnSpatialTransformerDescriptor_t st = make_st(CUDNN_DATA_FLOAT, dim);
-        void *b = th_alloc(H, 4096);
-        TH_STATUS(cudnnSpatialTfGridGeneratorForward(H, st, b, b), CUDNN_STATUS_NOT_SUPPORTED);
-        th_free(H, b);
-        cudnnDestroySpatialTransformerDescriptor(st);
-        cudnnDestroy(H);
-        return th_finish();
-    }
     for (int ti = 0; ti < 4; ti++)
         for (int rep = 0; rep < 4; rep++) {
             test_grid(types[ti]);

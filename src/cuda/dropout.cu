@@ -1,0 +1,212 @@
+/* Dropout on CUDA, bit-identical to the CPU path (src/cpu/dropout_cpu.c): the mask of logical
+ * element e (N,C,... row-major index of the descriptor's dims, whatever the strides) is
+ * fdnn_dropout_keep(seed, 0, e, p) of src/core/philox.h. One Philox-4x32-10 block yields the
+ * words of 4 consecutive elements, so each thread handles a group of 4 logical elements and runs
+ * the generator once for them (fdnn_dropout_keep's formula applied to the 4 words). Kept values
+ * are multiplied by 1/(1-p) in double, as on the CPU, so y matches it bit for bit. The reserve
+ * space gets one mask byte per element at its logical index. Packed tensors (strides equal to
+ * the packed row-major ones, any type) take a vectorised path; others index through their
+ * strides. */
+#include <cuda_runtime.h>
+#include <string.h>
+#include "cuda_norm.h"
+#include "../core/philox.h"
+extern "C" {
+#include "cuda_backend.h"
+#include "cuda_internal.h"
+}
+
+using namespace fdnn_nrm;
+
+namespace {
+
+struct TL {
+    int nd;
+    int dim[CUDNN_DIM_MAX];
+    long long st[CUDNN_DIM_MAX];
+};
+
+__device__ __forceinline__ long long loff(const TL &L, long long e)
+{
+    long long o = 0;
+#pragma unroll
+    for (int d = CUDNN_DIM_MAX - 1; d >= 0; d--) /* constant indices: the layout stays in the parameter bank */
+        if (d < L.nd) {
+            o += (e % L.dim[d]) * L.st[d];
+            e /= L.dim[d];
+        }
+    return o;
+}
+
+/* The 4 keep bits of group g (elements 4g..4g+3), as fdnn_dropout_keep computes each. */
+__device__ __forceinline__ unsigned keep4(unsigned long long seed, unsigned long long g, float p)
+{
+    fdnn_philox_ctr c;
+    c.v[0] = (uint32_t)g;
+    c.v[1] = (uint32_t)(g >> 32);
+    c.v[2] = 0;
+    c.v[3] = 0;
+    fdnn_philox_ctr r = fdnn_philox4x32(c, (uint32_t)seed, (uint32_t)(seed >> 32));
+    unsigned bits = 0;
+    for (int k = 0; k < 4; k++) {
+        float u = __fmul_rn(__fadd_rn((float)(r.v[k] >> 8), 1.0f), 1.0f / 16777216.0f);
+        bits |= (unsigned)(u > p) << k;
+    }
+    return bits;
+}
+
+template <typename T> struct alignas(4 * sizeof(T)) V4 {
+    T v[4];
+};
+
+template <typename T> __device__ __forceinline__ T scaled(T v, bool keep, double scale)
+{
+    return conv<T>::from(keep ? to_acc<double>(v) * scale : 0.0);
+}
+
+/* Forward (x may equal y: each thread reads its elements before writing them). vec: x and y packed and 4*sizeof(T)-aligned (use V4 loads for full groups). */
+template <typename T, bool PACKED>
+__global__ void dropout_fwd_kernel(const T *x, TL lx, T *y, TL ly, long long n, float p, double scale,
+                                   unsigned long long seed, uint8_t *__restrict__ mask, int vec, int mask4)
+{
+    long long ng = (n + 3) / 4;
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < ng; g += (long long)gridDim.x * blockDim.x) {
+        unsigned bits = keep4(seed, (unsigned long long)g, p);
+        long long e0 = 4 * g;
+        bool full = e0 + 4 <= n;
+        if (full && mask4) {
+            reinterpret_cast<uint32_t *>(mask)[g] = (bits & 1) | ((bits >> 1 & 1) << 8) | ((bits >> 2 & 1) << 16) | ((bits >> 3 & 1) << 24);
+        } else {
+            for (int k = 0; k < 4 && e0 + k < n; k++) mask[e0 + k] = (uint8_t)((bits >> k) & 1);
+        }
+        if (PACKED && full && vec) {
+            V4<T> a = reinterpret_cast<const V4<T> *>(x)[g], b;
+            for (int k = 0; k < 4; k++) b.v[k] = scaled(a.v[k], (bits >> k) & 1, scale);
+            reinterpret_cast<V4<T> *>(y)[g] = b;
+        } else {
+            for (int k = 0; k < 4 && e0 + k < n; k++) {
+                long long e = e0 + k;
+                long long ox = PACKED ? e : loff(lx, e), oy = PACKED ? e : loff(ly, e);
+                y[oy] = scaled(x[ox], (bits >> k) & 1, scale);
+            }
+        }
+    }
+}
+
+template <typename T, bool PACKED>
+__global__ void dropout_bwd_kernel(const T *dy, TL ldy, T *dx, TL ldx, long long n, double scale,
+                                   const uint8_t *__restrict__ mask, int vec, int mask4)
+{
+    long long ng = (n + 3) / 4;
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < ng; g += (long long)gridDim.x * blockDim.x) {
+        long long e0 = 4 * g;
+        bool full = e0 + 4 <= n;
+        unsigned bits = 0;
+        if (full && mask4) {
+            uint32_t w = reinterpret_cast<const uint32_t *>(mask)[g];
+            bits = (w & 0xff ? 1u : 0u) | (w & 0xff00 ? 2u : 0u) | (w & 0xff0000 ? 4u : 0u) | (w & 0xff000000u ? 8u : 0u);
+        } else {
+            for (int k = 0; k < 4 && e0 + k < n; k++) bits |= (mask[e0 + k] ? 1u : 0u) << k;
+        }
+        if (PACKED && full && vec) {
+            V4<T> a = reinterpret_cast<const V4<T> *>(dy)[g], b;
+            for (int k = 0; k < 4; k++) b.v[k] = scaled(a.v[k], (bits >> k) & 1, scale);
+            reinterpret_cast<V4<T> *>(dx)[g] = b;
+        } else {
+            for (int k = 0; k < 4 && e0 + k < n; k++) {
+                long long e = e0 + k;
+                long long oa = PACKED ? e : loff(ldy, e), ob = PACKED ? e : loff(ldx, e);
+                dx[ob] = scaled(dy[oa], (bits >> k) & 1, scale);
+            }
+        }
+    }
+}
+
+void mk(const struct cudnnTensorStruct *t, TL *L)
+{
+    memset(L, 0, sizeof *L);
+    L->nd = t->nb_dims;
+    for (int i = 0; i < t->nb_dims; i++) L->dim[i] = t->dim[i], L->st[i] = t->stride[i];
+}
+
+int packed(const struct cudnnTensorStruct *t)
+{
+    long long s = 1;
+    for (int i = t->nb_dims - 1; i >= 0; i--) {
+        if (t->dim[i] != 1 && t->stride[i] != s) return 0;
+        s *= t->dim[i];
+    }
+    return 1;
+}
+
+int grid_for(long long groups)
+{
+    long long b = (groups + 255) / 256;
+    if (b < 1) b = 1;
+    return (int)(b < 65536 * 8 ? b : 65536 * 8);
+}
+
+template <typename T>
+cudnnStatus_t fwd(cudnnHandle_t h, const struct cudnnTensorStruct *xd, const void *x, const struct cudnnTensorStruct *yd, void *y, float p,
+                  unsigned long long seed, uint8_t *mask)
+{
+    long long n = fdnn_tensor_elems(xd);
+    if (n == 0) return CUDNN_STATUS_SUCCESS;
+    TL lx, ly;
+    mk(xd, &lx), mk(yd, &ly);
+    double scale = 1.0 / (1.0 - (double)p);
+    int pk = packed(xd) && packed(yd);
+    size_t al = 4 * sizeof(T);
+    int vec = pk && ((uintptr_t)x % al == 0) && ((uintptr_t)y % al == 0);
+    int m4 = (uintptr_t)mask % 4 == 0;
+    cudaStream_t s = fdnn_cuda_stream(h);
+    int g = grid_for((n + 3) / 4);
+    if (pk) dropout_fwd_kernel<T, true><<<g, 256, 0, s>>>((const T *)x, lx, (T *)y, ly, n, p, scale, seed, mask, vec, m4);
+    else dropout_fwd_kernel<T, false><<<g, 256, 0, s>>>((const T *)x, lx, (T *)y, ly, n, p, scale, seed, mask, vec, m4);
+    return fdnn_cuda_check(cudaGetLastError(), "dropout_fwd_kernel");
+}
+
+template <typename T>
+cudnnStatus_t bwd(cudnnHandle_t h, const struct cudnnTensorStruct *dyd, const void *dy, const struct cudnnTensorStruct *dxd, void *dx, float p,
+                  const uint8_t *mask)
+{
+    long long n = fdnn_tensor_elems(dyd);
+    if (n == 0) return CUDNN_STATUS_SUCCESS;
+    TL la, lb;
+    mk(dyd, &la), mk(dxd, &lb);
+    double scale = 1.0 / (1.0 - (double)p);
+    int pk = packed(dyd) && packed(dxd);
+    size_t al = 4 * sizeof(T);
+    int vec = pk && ((uintptr_t)dy % al == 0) && ((uintptr_t)dx % al == 0);
+    int m4 = (uintptr_t)mask % 4 == 0;
+    cudaStream_t s = fdnn_cuda_stream(h);
+    int g = grid_for((n + 3) / 4);
+    if (pk) dropout_bwd_kernel<T, true><<<g, 256, 0, s>>>((const T *)dy, la, (T *)dx, lb, n, scale, mask, vec, m4);
+    else dropout_bwd_kernel<T, false><<<g, 256, 0, s>>>((const T *)dy, la, (T *)dx, lb, n, scale, mask, vec, m4);
+    return fdnn_cuda_check(cudaGetLastError(), "dropout_bwd_kernel");
+}
+} // namespace
+
+extern "C" cudnnStatus_t fdnn_cuda_dropout_fwd(cudnnHandle_t h, const struct cudnnTensorStruct *xd, const void *x,
+                                               const struct cudnnTensorStruct *yd, void *y, float p, unsigned long long seed, uint8_t *mask)
+{
+    switch (xd->dtype) {
+    case CUDNN_DATA_FLOAT: return fwd<float>(h, xd, x, yd, y, p, seed, mask);
+    case CUDNN_DATA_DOUBLE: return fwd<double>(h, xd, x, yd, y, p, seed, mask);
+    case CUDNN_DATA_HALF: return fwd<__half>(h, xd, x, yd, y, p, seed, mask);
+    case CUDNN_DATA_BFLOAT16: return fwd<__nv_bfloat16>(h, xd, x, yd, y, p, seed, mask);
+    default: return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "data type %s is not supported", fdnn_dtype_name(xd->dtype));
+    }
+}
+
+extern "C" cudnnStatus_t fdnn_cuda_dropout_bwd(cudnnHandle_t h, const struct cudnnTensorStruct *dyd, const void *dy,
+                                               const struct cudnnTensorStruct *dxd, void *dx, float p, const uint8_t *mask)
+{
+    switch (dyd->dtype) {
+    case CUDNN_DATA_FLOAT: return bwd<float>(h, dyd, dy, dxd, dx, p, mask);
+    case CUDNN_DATA_DOUBLE: return bwd<double>(h, dyd, dy, dxd, dx, p, mask);
+    case CUDNN_DATA_HALF: return bwd<__half>(h, dyd, dy, dxd, dx, p, mask);
+    case CUDNN_DATA_BFLOAT16: return bwd<__nv_bfloat16>(h, dyd, dy, dxd, dx, p, mask);
+    default: return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "data type %s is not supported", fdnn_dtype_name(dyd->dtype));
+    }
+}

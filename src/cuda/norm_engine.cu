@@ -1,0 +1,406 @@
+/* CUDA engine of batch normalization and cudnnNormalization* (the GPU twin of
+ * src/cpu/norm_cpu.c, same semantics). The problem is a matrix of P parameters (channels for
+ * SPATIAL, C*spatial positions for PER_ACTIVATION) by M members each. One kernel per call does
+ * everything for a group of parameters: the reductions (mean and biased variance in one
+ * shifted pass; for backward sum(g) and sum(g*xhat)) as fixed-order block tree reductions, so
+ * results are deterministic, then the elementwise pass (training forward reads x twice). Two block shapes:
+ *   row mode (1 x 32..1024): one block per parameter, threads stride over its members; used when
+ *     a parameter's members are contiguous-ish (SPATIAL on NCHW-like layouts);
+ *   column mode: adjacent parameters per block, the thread rows split the members; used when
+ *     adjacent parameters are adjacent in memory, so warps read coalesced rows: PER_ACTIVATION
+ *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
+ *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
+ * No workspace is needed; the reserve space holds the pre-activation value of every element as
+ * a double at its logical N,C,spatial index, exactly as on the CPU (the backward reads it). */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <string.h>
+#include "cuda_norm.h"
+extern "C" {
+#include "cuda_backend.h"
+#include "cuda_internal.h"
+}
+
+using namespace fdnn_nrm;
+
+namespace {
+
+/* A data tensor (x, y, z, dy, dx, dz) seen as n, c, flattened spatial index. When the spatial
+ * dims are mergeable (uniform inner stride), the spatial offset is s * sst. */
+struct DLay {
+    long long sn, sc, sst;
+    int merged, ns;
+    int sd[3];
+    long long ss[3];
+};
+/* A parameter tensor: generic logical offset through up to 5 dims. */
+struct PLay {
+    int nd;
+    int dim[5];
+    long long st[5];
+};
+struct Act {
+    int mode, prop_nan;
+    double coef, swish;
+};
+
+__device__ __forceinline__ long long doff(const DLay &L, long long n, long long c, long long s)
+{
+    long long o = n * L.sn + c * L.sc;
+    if (L.merged) return o + s * L.sst;
+    for (int d = L.ns - 1; d >= 0; d--) {
+        o += (s % L.sd[d]) * L.ss[d];
+        s /= L.sd[d];
+    }
+    return o;
+}
+
+__device__ __forceinline__ long long poff(const PLay &L, long long q)
+{
+    long long o = 0;
+    for (int d = L.nd - 1; d >= 0; d--) {
+        o += (q % L.dim[d]) * L.st[d];
+        q /= L.dim[d];
+    }
+    return o;
+}
+
+template <typename A> __device__ A act_fwd(const Act &a, A x)
+{
+    if (isnan(x)) return (a.prop_nan || (a.mode != CUDNN_ACTIVATION_RELU && a.mode != CUDNN_ACTIVATION_CLIPPED_RELU)) ? x : A(0);
+    switch (a.mode) {
+    case CUDNN_ACTIVATION_SIGMOID: return A(1) / (A(1) + exp(-x));
+    case CUDNN_ACTIVATION_RELU: return x > A(0) ? x : A(0);
+    case CUDNN_ACTIVATION_TANH: return tanh(x);
+    case CUDNN_ACTIVATION_CLIPPED_RELU: return x <= A(0) ? A(0) : x >= A(a.coef) ? A(a.coef) : x;
+    case CUDNN_ACTIVATION_ELU: return x > A(0) ? x : A(a.coef) * (exp(x) - A(1));
+    case CUDNN_ACTIVATION_SWISH: return x / (A(1) + exp(-A(a.swish) * x));
+    default: return x;
+    }
+}
+
+template <typename A> __device__ A act_bwd(const Act &a, A x, A y, A dy)
+{
+    switch (a.mode) {
+    case CUDNN_ACTIVATION_SIGMOID: return dy * y * (A(1) - y);
+    case CUDNN_ACTIVATION_RELU: return x > A(0) ? dy : A(0);
+    case CUDNN_ACTIVATION_TANH: return dy * (A(1) - y * y);
+    case CUDNN_ACTIVATION_CLIPPED_RELU: return (x > A(0) && x < A(a.coef)) ? dy : A(0);
+    case CUDNN_ACTIVATION_ELU: return x > A(0) ? dy : dy * (y + A(a.coef));
+    case CUDNN_ACTIVATION_SWISH: {
+        A s = A(1) / (A(1) + exp(-A(a.swish) * x));
+        return dy * (s + A(a.swish) * x * s * (A(1) - s));
+    }
+    default: return dy;
+    }
+}
+
+template <typename T, typename A> struct NP {
+    const T *x, *z, *dy;
+    T *y, *dx, *dz;
+    const A *scale, *bias, *est_mean, *est_var, *saved_mean, *saved_inv;
+    A *run_mean, *run_var, *save_mean, *save_inv, *dscale, *dbias;
+    double *reserve;
+    DLay lx, ly, lz, ldy, ldx, ldz;
+    PLay lsb, lmv;
+    long long C, S, P;
+    unsigned M, N; /* members per parameter; images (M = N*S for SPATIAL, N for PER_ACTIVATION) */
+    int pa, ops;
+    Act act;
+    A alpha, beta, alpha_p, beta_p;
+    double eps, factor;
+};
+
+/* Sum of v over the block's thread rows (threadIdx.y), per column; fixed order, all threads
+ * of the block must call it. */
+template <typename A> __device__ A col_sum(A v, A *sh)
+{
+    int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x;
+    sh[ty * bx + tx] = v;
+    __syncthreads();
+    for (int k = blockDim.y / 2; k > 0; k >>= 1) {
+        if (ty < k) sh[ty * bx + tx] += sh[(ty + k) * bx + tx];
+        __syncthreads();
+    }
+    A r = sh[tx];
+    __syncthreads();
+    return r;
+}
+
+/* Member m of parameter q -> n, c, s, walked without a division per element: the cursor holds
+ * (n, s) for SPATIAL (m = n*S + s) or (n, 0) for PER_ACTIVATION (m = n) and steps by the thread
+ * row count. */
+struct Pos {
+    long long n, c, s;
+};
+struct Cur {
+    unsigned n, s, dn, ds, S;
+};
+__device__ __forceinline__ Cur cur_init(int pa, long long S, unsigned m0, unsigned step)
+{
+    Cur k;
+    k.S = pa ? 1u : (unsigned)S;
+    k.n = m0 / k.S, k.s = m0 - k.n * k.S;
+    k.dn = step / k.S, k.ds = step - k.dn * k.S;
+    return k;
+}
+__device__ __forceinline__ void cur_step(Cur &k)
+{
+    k.s += k.ds, k.n += k.dn;
+    if (k.s >= k.S) k.s -= k.S, k.n++;
+}
+__device__ __forceinline__ Pos cur_pos(const Cur &k, int pa, long long q, long long cq, long long sq)
+{
+    Pos r;
+    r.n = k.n;
+    r.c = pa ? cq : q;
+    r.s = pa ? sq : (long long)k.s;
+    return r;
+}
+/* Batch mean and biased variance of parameter q in one pass over x, shifted by K = the first
+ * member's value (sums of x-K and (x-K)^2; the shift keeps the cancellation small when the mean
+ * is large against the spread). Every thread of the block gets the result. */
+template <typename T, typename A>
+__device__ void batch_stats(const NP<T, A> &p, bool on, long long q, long long cq, long long sq, A *sh, A *mean, A *var)
+{
+    A s1 = 0, s2 = 0, K = 0;
+    if (on) {
+        Pos r0;
+        r0.n = 0, r0.c = p.pa ? cq : q, r0.s = p.pa ? sq : 0;
+        K = to_acc<A>(p.x[doff(p.lx, r0.n, r0.c, r0.s)]);
+        for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+            Pos r = cur_pos(k, p.pa, q, cq, sq);
+            A d = to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - K;
+            s1 += d;
+            s2 += d * d;
+        }
+    }
+    A m1 = col_sum(s1, sh) / (A)p.M;
+    A m2 = col_sum(s2, sh) / (A)p.M;
+    A v = m2 - m1 * m1;
+    *var = v < A(0) ? A(0) : v; /* rounding can make it slightly negative; NaN stays NaN */
+    *mean = K + m1;
+}
+
+template <typename T, typename A, bool TRAIN> __global__ void __launch_bounds__(1024) norm_fwd_kernel(NP<T, A> p)
+{
+    extern __shared__ __align__(16) unsigned char smraw[];
+    A *sh = reinterpret_cast<A *>(smraw);
+    for (long long qb = (long long)blockIdx.x * blockDim.x; qb < p.P; qb += (long long)gridDim.x * blockDim.x) {
+        long long q = qb + threadIdx.x;
+        bool on = q < p.P;
+        long long cq = 0, sq = 0;
+        if (p.pa && on) cq = q / p.S, sq = q % p.S;
+        A mean = 0, inv = 0;
+        if (TRAIN) {
+            A var;
+            batch_stats(p, on, q, cq, sq, sh, &mean, &var);
+            double invd = 1.0 / sqrt((double)var + p.eps);
+            inv = (A)invd;
+            if (on && threadIdx.y == 0) {
+                long long o = poff(p.lmv, q);
+                if (p.run_mean) {
+                    double f = p.factor, unb = p.M > 1 ? (double)p.M / (double)(p.M - 1) : 1.0;
+                    p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
+                    p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
+                }
+                if (p.save_mean) {
+                    p.save_mean[o] = mean;
+                    p.save_inv[o] = (A)invd;
+                }
+            }
+        } else if (on) {
+            long long o = poff(p.lmv, q);
+            mean = p.est_mean[o];
+            inv = (A)(1.0 / sqrt((double)p.est_var[o] + p.eps));
+        }
+        if (!on) continue;
+        long long ob = poff(p.lsb, q);
+        A sc = p.scale[ob], bi = p.bias[ob];
+        for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+            Pos r = cur_pos(k, p.pa, q, cq, sq);
+            A v = sc * (to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - mean) * inv + bi;
+            if (p.ops == FDNN_NORM_OPS_ADD_ACT) v += to_acc<A>(p.z[doff(p.lz, r.n, r.c, r.s)]);
+            if (p.ops != FDNN_NORM_OPS_NORM) {
+                if (p.reserve) p.reserve[(r.n * p.C + r.c) * p.S + r.s] = (double)v;
+                v = act_fwd(p.act, v);
+            }
+            long long oy = doff(p.ly, r.n, r.c, r.s);
+            A out = p.alpha * v;
+            if (p.beta != A(0)) out += p.beta * to_acc<A>(p.y[oy]);
+            p.y[oy] = conv<T>::from(out);
+        }
+    }
+}
+
+/* Gradient w.r.t. the pre-activation value (dy itself for plain normalization). */
+template <typename T, typename A> __device__ __forceinline__ A grad_at(const NP<T, A> &p, const Pos &r)
+{
+    A g = to_acc<A>(p.dy[doff(p.ldy, r.n, r.c, r.s)]);
+    if (p.ops != FDNN_NORM_OPS_NORM) {
+        A pre = (A)p.reserve[(r.n * p.C + r.c) * p.S + r.s];
+        g = act_bwd(p.act, pre, act_fwd(p.act, pre), g);
+    }
+    return g;
+}
+
+template <typename T, typename A> __global__ void __launch_bounds__(1024) norm_bwd_kernel(NP<T, A> p)
+{
+    extern __shared__ __align__(16) unsigned char smraw[];
+    A *sh = reinterpret_cast<A *>(smraw);
+    for (long long qb = (long long)blockIdx.x * blockDim.x; qb < p.P; qb += (long long)gridDim.x * blockDim.x) {
+        long long q = qb + threadIdx.x;
+        bool on = q < p.P;
+        long long cq = 0, sq = 0;
+        if (p.pa && on) cq = q / p.S, sq = q % p.S;
+        A mean = 0, inv = 0;
+        if (p.saved_mean) {
+            if (on) {
+                long long o = poff(p.lmv, q);
+                mean = p.saved_mean[o];
+                inv = p.saved_inv[o];
+            }
+        } else {
+            A var;
+            batch_stats(p, on, q, cq, sq, sh, &mean, &var);
+            inv = (A)(1.0 / sqrt((double)var + p.eps));
+        }
+        A db = 0, ds = 0;
+        if (on)
+            for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+                Pos r = cur_pos(k, p.pa, q, cq, sq);
+                A g = grad_at(p, r);
+                if (p.ops == FDNN_NORM_OPS_ADD_ACT) p.dz[doff(p.ldz, r.n, r.c, r.s)] = conv<T>::from(g);
+                db += g;
+                ds += g * (to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - mean) * inv;
+            }
+        db = col_sum(db, sh);
+        ds = col_sum(ds, sh);
+        if (!on) continue;
+        long long ob = poff(p.lsb, q);
+        A sc = p.scale[ob], Mf = (A)p.M;
+        for (Cur k = cur_init(p.pa, p.S, threadIdx.y, blockDim.y); k.n < p.N; cur_step(k)) {
+            Pos r = cur_pos(k, p.pa, q, cq, sq);
+            A g = grad_at(p, r);
+            A xh = (to_acc<A>(p.x[doff(p.lx, r.n, r.c, r.s)]) - mean) * inv;
+            A v = sc * inv * (g - db / Mf - xh * ds / Mf);
+            long long od = doff(p.ldx, r.n, r.c, r.s);
+            A out = p.alpha * v;
+            if (p.beta != A(0)) out += p.beta * to_acc<A>(p.dx[od]);
+            p.dx[od] = conv<T>::from(out);
+        }
+        if (threadIdx.y == 0) {
+            A vs = p.alpha_p * ds, vb = p.alpha_p * db;
+            if (p.beta_p != A(0)) vs += p.beta_p * p.dscale[ob], vb += p.beta_p * p.dbias[ob];
+            p.dscale[ob] = vs;
+            p.dbias[ob] = vb;
+        }
+    }
+}
+
+void mk_dlay(const struct cudnnTensorStruct *t, DLay *L)
+{
+    memset(L, 0, sizeof *L);
+    if (!t) return;
+    L->sn = t->stride[0];
+    L->sc = t->stride[1];
+    L->ns = t->nb_dims - 2;
+    long long inner = 1;
+    for (int i = 0; i < L->ns; i++) L->sd[i] = t->dim[2 + i], L->ss[i] = t->stride[2 + i];
+    L->sst = 1;
+    for (int i = L->ns - 1; i >= 0; i--)
+        if (L->sd[i] > 1) {
+            L->sst = L->ss[i];
+            break;
+        }
+    L->merged = 1;
+    for (int i = L->ns - 1; i >= 0; i--) {
+        if (L->sd[i] > 1 && L->ss[i] != L->sst * inner) L->merged = 0;
+        inner *= L->sd[i];
+    }
+}
+
+void mk_play(const struct cudnnTensorStruct *t, PLay *L)
+{
+    L->nd = t->nb_dims;
+    for (int i = 0; i < t->nb_dims; i++) L->dim[i] = t->dim[i], L->st[i] = t->stride[i];
+}
+
+enum { K_INFER, K_TRAIN, K_BWD };
+
+template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
+{
+    NP<T, A> p;
+    memset(&p, 0, sizeof p);
+    const struct cudnnTensorStruct *x = q->x;
+    long long N = x->dim[0], C = x->dim[1], S = 1;
+    for (int d = 2; d < x->nb_dims; d++) S *= x->dim[d];
+    long long P = q->per_activation ? C * S : C, M = q->per_activation ? N : N * S;
+    if (M > 0x7fffffffLL || S > 0xffffffffLL)
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "more than 2^31-1 elements per normalization parameter is not supported on CUDA");
+    if (P == 0 || M == 0) return CUDNN_STATUS_SUCCESS;
+    p.x = (const T *)q->xp, p.z = (const T *)q->zp, p.dy = (const T *)q->dyp;
+    p.y = (T *)q->yp, p.dx = (T *)q->dxp, p.dz = (T *)q->dzp;
+    p.scale = (const A *)q->scale, p.bias = (const A *)q->bias;
+    p.est_mean = (const A *)q->est_mean, p.est_var = (const A *)q->est_var;
+    if (kind == K_BWD) p.saved_mean = (const A *)q->save_mean, p.saved_inv = (const A *)q->save_invstd;
+    else p.save_mean = (A *)q->save_mean, p.save_inv = (A *)q->save_invstd;
+    p.run_mean = (A *)q->run_mean, p.run_var = (A *)q->run_var;
+    p.dscale = (A *)q->dscale, p.dbias = (A *)q->dbias;
+    p.reserve = (double *)q->reserve;
+    mk_dlay(q->x, &p.lx), mk_dlay(q->y, &p.ly), mk_dlay(q->z, &p.lz);
+    mk_dlay(q->dy, &p.ldy), mk_dlay(q->dx, &p.ldx), mk_dlay(q->dz, &p.ldz);
+    mk_play(q->sb, &p.lsb);
+    mk_play(q->mv, &p.lmv);
+    p.C = C, p.S = S, p.P = P, p.M = (unsigned)M, p.N = (unsigned)N;
+    p.pa = q->per_activation, p.ops = q->ops;
+    if (q->act) p.act.mode = (int)q->act->mode, p.act.prop_nan = q->act->nan_opt == CUDNN_PROPAGATE_NAN, p.act.coef = q->act->coef,
+                p.act.swish = q->act->swish_beta;
+    p.alpha = (A)q->alpha, p.beta = (A)q->beta, p.alpha_p = (A)q->alpha_p, p.beta_p = (A)q->beta_p;
+    p.eps = q->eps, p.factor = q->factor;
+
+    /* column mode when adjacent parameters are adjacent in memory */
+    int col = q->per_activation || x->stride[1] == 1;
+    dim3 block;
+    if (col && q->per_activation) {
+        block = dim3(32, M >= 64 ? 16 : 4);
+    } else if (col) {
+        /* SPATIAL with channel stride 1 (NHWC): few parameters, long columns. Narrow blocks (one
+         * 32-byte sector of channels per row, many rows) give C*sizeof(T)/32 blocks of up to 1024
+         * threads while every warp load still uses whole sectors. */
+        int bx = (int)(32 / sizeof(T)), by = 1024 / bx;
+        while (by > 4 && by / 2 >= M) by /= 2;
+        block = dim3(bx, by);
+    } else {
+        /* up to 1024 threads per parameter for long rows (one block per parameter must keep
+         * enough loads in flight), fewer for short ones */
+        int by = 32;
+        while (by < 1024 && by * 4 < M) by *= 2;
+        block = dim3(1, by);
+    }
+    long long nb = (P + block.x - 1) / block.x;
+    dim3 grid((unsigned)(nb < (1LL << 20) ? nb : (1LL << 20)));
+    size_t shm = sizeof(A) * block.x * block.y;
+    cudaStream_t s = fdnn_cuda_stream(h);
+    const char *name;
+    if (kind == K_INFER) norm_fwd_kernel<T, A, false><<<grid, block, shm, s>>>(p), name = "norm_fwd_kernel (inference)";
+    else if (kind == K_TRAIN) norm_fwd_kernel<T, A, true><<<grid, block, shm, s>>>(p), name = "norm_fwd_kernel (training)";
+    else norm_bwd_kernel<T, A><<<grid, block, shm, s>>>(p), name = "norm_bwd_kernel";
+    return fdnn_cuda_check(cudaGetLastError(), name);
+}
+
+cudnnStatus_t dispatch(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
+{
+    switch (q->x->dtype) {
+    case CUDNN_DATA_FLOAT: return run<float, float>(h, q, kind);
+    case CUDNN_DATA_DOUBLE: return run<double, double>(h, q, kind);
+    case CUDNN_DATA_HALF: return run<__half, float>(h, q, kind);
+    case CUDNN_DATA_BFLOAT16: return run<__nv_bfloat16, float>(h, q, kind);
+    default: return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "data type %s is not supported", fdnn_dtype_name(q->x->dtype));
+    }
+}
+} // namespace
+
+extern "C" cudnnStatus_t fdnn_cuda_norm_infer(cudnnHandle_t h, const fdnn_norm_prob *p) { return dispatch(h, p, K_INFER); }
+extern "C" cudnnStatus_t fdnn_cuda_norm_train(cudnnHandle_t h, const fdnn_norm_prob *p) { return dispatch(h, p, K_TRAIN); }
+extern "C" cudnnStatus_t fdnn_cuda_norm_backward(cudnnHandle_t h, const fdnn_norm_prob *p) { return dispatch(h, p, K_BWD); }
