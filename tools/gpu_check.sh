@@ -39,6 +39,8 @@ for step in $steps; do
     else
       echo "compat: NVIDIA cuDNN not found, comparison not built"
     fi ;;
+  ops)
+    build-gpu/bench/ops_bandwidth | tee "$out/ops_bandwidth.log" ;;
   bench)
     if [ -x build-gpu/bin/freednn ]; then
       for ty in fp32 fp16; do
