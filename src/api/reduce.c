@@ -13,6 +13,10 @@
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
 
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
+
 static cudnnStatus_t check_live(const struct cudnnReduceTensorStruct *d)
 {
     if (d == NULL) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "reduceTensorDesc is NULL");
@@ -159,7 +163,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetReductionWorkspaceSize(cudnnHandle
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, const cudnnReduceTensorDescriptor_t reduceTensorDesc, void *indices,
                                                         size_t indicesSizeInBytes, void *workspace, size_t workspaceSizeInBytes,
                                                         const void *alpha, const cudnnTensorDescriptor_t aDesc, const void *A,
@@ -168,7 +172,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, co
     FDNN_API_ENTER();
     (void)workspace;
     (void)workspaceSizeInBytes;
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_set(reduceTensorDesc));
     FDNN_CHECK(fdnn_check_tensor(aDesc, "aDesc"));
     FDNN_CHECK(fdnn_check_tensor(cDesc, "cDesc"));
@@ -184,6 +188,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, co
     const double al = fdnn_scalar(alpha, cDesc->dtype), be = fdnn_scalar(beta, cDesc->dtype);
     const cudnnReduceTensorOp_t op = reduceTensorDesc->op;
     const int prop = reduceTensorDesc->nan_opt == CUDNN_PROPAGATE_NAN;
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_reduce_tensor(handle, (int)op, prop, need ? (int *)indices : NULL, al, aDesc, A, be, cDesc, C);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnReduceTensor: this build has no CUDA backend");
+#endif
+    }
     const int nd = aDesc->nb_dims;
     /* packed strides of A; reduced dims in row-major order */
     int64_t ast[CUDNN_DIM_MAX], s = 1, rn = 1;
