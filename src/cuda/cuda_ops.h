@@ -22,6 +22,7 @@ cudnnStatus_t fdnn_cuda_add_tensor(cudnnHandle_t h, double alpha, const struct c
  * output; math in double, rounded once like fdnn_store. */
 struct cudnnPoolingStruct;
 struct cudnnLRNStruct;
+struct cudnnTensorTransformStruct;
 
 /* y[all] = value (already in y's type). */
 cudnnStatus_t fdnn_cuda_set_tensor(cudnnHandle_t h, const struct cudnnTensorStruct *y, void *Y, double value);
@@ -65,6 +66,11 @@ cudnnStatus_t fdnn_cuda_norm_fwd(cudnnHandle_t h, const struct cudnnLRNStruct *d
 cudnnStatus_t fdnn_cuda_norm_bwd(cudnnHandle_t h, const struct cudnnLRNStruct *d, int divnorm, double alpha,
                                  const struct cudnnTensorStruct *x, const void *X, const void *means, const struct cudnnTensorStruct *dy,
                                  const void *DY, double beta, const struct cudnnTensorStruct *dx, void *DX, void *dMeans);
+/* dest = alpha*T(src) + beta*dest, T the fold/pad transform of d (cudnnTransformTensorEx and,
+ * with filters viewed as tensors, cudnnTransformFilter); dims already validated. */
+cudnnStatus_t fdnn_cuda_transform_ex(cudnnHandle_t h, const struct cudnnTensorTransformStruct *d, double alpha,
+                                     const struct cudnnTensorStruct *s, const void *S, double beta, const struct cudnnTensorStruct *t,
+                                     void *D);
 
 #ifdef __cplusplus
 }
