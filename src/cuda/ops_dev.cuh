@@ -80,6 +80,15 @@ __device__ __forceinline__ long long off_lin(const TV &t, long long lin)
         return off_idx(t, idx);
     }
     long long o = 0;
+    if (lin <= 0xffffffffLL) { /* 32-bit division is several times cheaper */
+        unsigned l = (unsigned)lin;
+        for (int i = t.nd - 1; i >= 0; i--) {
+            const unsigned q = l / (unsigned)t.dim[i];
+            o += (long long)(l - q * (unsigned)t.dim[i]) * t.st[i];
+            l = q;
+        }
+        return o;
+    }
     for (int i = t.nd - 1; i >= 0; i--) {
         const long long q = lin / t.dim[i];
         o += (lin - q * t.dim[i]) * t.st[i];
