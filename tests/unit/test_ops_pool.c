@@ -211,6 +211,12 @@ static void big_case(cudnnHandle_t h)
     tt_read(h, &DX, dx);
     ref_pool_bwd(RP_MAX, 2, 64, in, out, win, pad, str, x, want, wdx);
     th_compare("PoolingBackward MAX large", dx, wdx, (size_t)X.n, 0);
+    /* determinism: a second run gives the same bits */
+    double *dx2 = dalloc(X.n);
+    TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, Y.d, Y.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx2);
+    TH_CHECK(memcmp(dx, dx2, sizeof(double) * (size_t)X.n) == 0, "PoolingBackward MAX large: two runs differ");
+    free(dx2);
     free(x); free(y); free(want); free(dx); free(wdx);
     tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DX);
     cudnnDestroyPoolingDescriptor(pd);
