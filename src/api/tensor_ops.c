@@ -42,6 +42,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const
     FDNN_API_LOG(handle, "alpha=%g beta=%g", a, b);
     if (handle->backend == FDNN_BACKEND_CUDA) {
 #ifdef FDNN_HAVE_CUDA
+        if (cDesc->dtype == CUDNN_DATA_INT8) return fdnn_cuda_add_broadcast(handle, a, aDesc, A, b, cDesc, C);
         return fdnn_cuda_add_tensor(handle, a, aDesc, A, b, cDesc, C);
 #else
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnAddTensor: this build has no CUDA backend");

@@ -31,6 +31,9 @@ cudnnStatus_t fdnn_cuda_scale_tensor(cudnnHandle_t h, const struct cudnnTensorSt
 /* y = alpha*x + beta*y, any layouts, types per cudnnTransformTensor (NCHW_VECT_C included). */
 cudnnStatus_t fdnn_cuda_transform_tensor(cudnnHandle_t h, double alpha, const struct cudnnTensorStruct *x, const void *X, double beta,
                                          const struct cudnnTensorStruct *y, void *Y);
+/* C = alpha*A + beta*C, A broadcast (dims equal C's or 1), any element types (INT8 included). */
+cudnnStatus_t fdnn_cuda_add_broadcast(cudnnHandle_t h, double alpha, const struct cudnnTensorStruct *a, const void *A, double beta,
+                                      const struct cudnnTensorStruct *c, void *C);
 /* C = op(alpha1*A, alpha2*B) + beta*C; b == NULL for the unary ops (SQRT, NOT); B broadcast. */
 cudnnStatus_t fdnn_cuda_op_tensor(cudnnHandle_t h, int op, int propagate_nan, double alpha1, const struct cudnnTensorStruct *a,
                                   const void *A, double alpha2, const struct cudnnTensorStruct *b, const void *B, double beta,

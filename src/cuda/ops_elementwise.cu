@@ -163,3 +163,12 @@ extern "C" cudnnStatus_t fdnn_cuda_activation_bwd(cudnnHandle_t h, int mode, dou
     p.mode = mode; p.coef = coef; p.sb = swish_beta;
     return launch<EW_ACT_BWD>(h, "ew_kernel<activation_bwd>", dx, DX, make_tv(y), Y, make_tv(dy), DY, make_tv(x), X, p);
 }
+
+/* C = alpha*A + beta*C with A broadcast over C (any element type the loads support, e.g. the
+ * INT8 case of cudnnAddTensor that fdnn_cuda_add_tensor does not take). */
+extern "C" cudnnStatus_t fdnn_cuda_add_broadcast(cudnnHandle_t h, double alpha, const struct cudnnTensorStruct *a, const void *A, double beta,
+                                                 const struct cudnnTensorStruct *c, void *C)
+{
+    TV ta = broadcast_tv(a, c);
+    return launch<EW_COPY>(h, "ew_kernel<add_broadcast>", c, C, ta, A, ta, NULL, ta, NULL, params(alpha, beta));
+}
