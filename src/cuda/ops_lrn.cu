@@ -53,12 +53,14 @@ __device__ double s_at(const NGeom &g, const NIn &in, long long p)
     int i[3];
     split(g, p, base, i, q);
     double s = 0.0;
-    for (int a = i[0] + g.lo[0]; a <= i[0] + g.hi[0]; a++) {
-        if (a < 0 || a >= g.ax[0]) continue;
-        for (int b = i[1] + g.lo[1]; b <= i[1] + g.hi[1]; b++) {
-            if (b < 0 || b >= g.ax[1]) continue;
-            for (int c = i[2] + g.lo[2]; c <= i[2] + g.hi[2]; c++) {
-                if (c < 0 || c >= g.ax[2]) continue;
+    int b0[3], b1[3];
+    for (int k = 0; k < 3; k++) {
+        b0[k] = max(i[k] + g.lo[k], 0);
+        b1[k] = min(i[k] + g.hi[k], g.ax[k] - 1);
+    }
+    for (int a = b0[0]; a <= b1[0]; a++) {
+        for (int b = b0[1]; b <= b1[1]; b++) {
+            for (int c = b0[2]; c <= b1[2]; c++) {
                 const double u = u_at(in, join(g, base, a, b, c, q));
                 s += u * u;
             }
@@ -83,12 +85,14 @@ __global__ void norm_bwd(NGeom g, NIn in, TV tdx, void *DX, void *DM, double alp
         split(g, p, base, i, q);
         /* j's forward window holds p  <=>  j in [p - hi, p - lo] per axis */
         double t = 0.0;
-        for (int a = i[0] - g.hi[0]; a <= i[0] - g.lo[0]; a++) {
-            if (a < 0 || a >= g.ax[0]) continue;
-            for (int b = i[1] - g.hi[1]; b <= i[1] - g.lo[1]; b++) {
-                if (b < 0 || b >= g.ax[1]) continue;
-                for (int c = i[2] - g.hi[2]; c <= i[2] - g.lo[2]; c++) {
-                    if (c < 0 || c >= g.ax[2]) continue;
+        int b0[3], b1[3];
+        for (int k = 0; k < 3; k++) {
+            b0[k] = max(i[k] - g.hi[k], 0);
+            b1[k] = min(i[k] - g.lo[k], g.ax[k] - 1);
+        }
+        for (int a = b0[0]; a <= b1[0]; a++) {
+            for (int b = b0[1]; b <= b1[1]; b++) {
+                for (int c = b0[2]; c <= b1[2]; c++) {
                     const long long j = join(g, base, a, b, c, q);
                     t += ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, j)) * u_at(in, j) * pow(s_at(g, in, j), -g.beta - 1.0);
                 }
