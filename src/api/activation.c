@@ -1,4 +1,4 @@
-/* cudnnActivationForward/Backward on the CPU backend: y = alpha*act(x) + beta*y and
+/* cudnnActivationForward/Backward on the CPU and CUDA (src/cuda/ops_elementwise.cu) backends: y = alpha*act(x) + beta*y and
  * dx = alpha*act'(x)*dy + beta*dx with the scalar math of core/activation_math.h.
  * IDENTITY is documented by cuDNN as not working with these two functions (it exists for
  * cudnnConvolutionBiasActivationForward): it is rejected with NOT_SUPPORTED. */

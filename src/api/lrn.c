@@ -1,10 +1,10 @@
-/* LRN descriptor, cross-channel LRN and divisive normalisation on the CPU backend.
+/* LRN descriptor, cross-channel LRN and divisive normalisation on the CPU and CUDA (src/cuda/ops_lrn.cu) backends.
  * LRN (cuDNN's documented formula): y = x / (k + alpha/n * sum_{window over C} x^2)^beta with
  * a window of lrnN channels, lookBehind = (lrnN-1)/2, lookAhead = lrnN-1-lookBehind.
  * Divisive normalisation (PRECOMPUTED_MEANS): u = x - means (means NULL = 0),
  * y = u / (k + alpha/n^d * sum_{n^d spatial window} u^2)^beta with the same centring along
  * each of the d = 2 (4-D) or 3 (5-D) spatial dims, separately per image and channel.
- * temp/temp2 must be given (cuDNN requires them) but the CPU backend does not use them. */
+ * temp/temp2 must be given (cuDNN requires them) but neither backend uses them. */
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"

@@ -1,5 +1,5 @@
 /* Pooling descriptors (2-D and N-D), output-dim queries and cudnnPoolingForward/Backward on
- * the CPU backend for MAX, MAX_DETERMINISTIC, AVERAGE_COUNT_INCLUDE_PADDING and
+ * the CPU and CUDA (src/cuda/ops_pool.cu) backends for MAX, MAX_DETERMINISTIC, AVERAGE_COUNT_INCLUDE_PADDING and
  * AVERAGE_COUNT_EXCLUDE_PADDING over 4-D (2-D pooling) and 5-D (3-D pooling) tensors.
  * out = 1 + (in + 2*pad - window) / stride. Max never selects padding; with
  * NOT_PROPAGATE_NAN a NaN input is skipped, with PROPAGATE_NAN it wins. Max backward routes

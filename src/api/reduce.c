@@ -1,4 +1,4 @@
-/* cudnnReduceTensor and its descriptor on the CPU backend. C's dims are each A's or 1; the
+/* cudnnReduceTensor and its descriptor on the CPU and CUDA (src/cuda/ops_reduce.cu) backends. C's dims are each A's or 1; the
  * dims where C is 1 (and A is not) are reduced. C = alpha*reduce(A) + beta*C.
  * ADD, MUL, MIN, MAX, AMAX (max |a|), AVG, NORM1 (sum |a|), NORM2 (sqrt sum a^2), MUL_NO_ZEROS
  * (product of the nonzero elements; 1 when all are zero). MIN/MAX/AMAX with FLATTENED indices
@@ -159,7 +159,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetReductionWorkspaceSize(cudnnHandle
     FDNN_CHECK(fdnn_check_tensor(cDesc, "cDesc"));
     FDNN_CHECK_PTR(sizeInBytes, "sizeInBytes");
     FDNN_CHECK(check_problem(reduceTensorDesc, aDesc, cDesc));
-    *sizeInBytes = 0; /* the CPU implementation uses no caller workspace */
+    *sizeInBytes = 0; /* neither the CPU nor the CUDA implementation uses caller workspace */
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -1,4 +1,4 @@
-/* cudnnSoftmaxForward/Backward on the CPU backend. INSTANCE normalises over C*(D)*H*W per
+/* cudnnSoftmaxForward/Backward on the CPU and CUDA (src/cuda/ops_softmax.cu) backends. INSTANCE normalises over C*(D)*H*W per
  * image, CHANNEL over C per (n, spatial position). FAST skips the max subtraction, ACCURATE
  * subtracts it, LOG gives log-softmax. Backward takes y and dy:
  * dx = y*(dy - sum(dy*y)) (FAST/ACCURATE), dx = dy - exp(y)*sum(dy) (LOG). */

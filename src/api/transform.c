@@ -1,5 +1,5 @@
 /* Tensor-transform descriptors, cudnnInitTransformDest, cudnnTransformTensorEx and
- * cudnnTransformFilter on the CPU backend.
+ * cudnnTransformFilter on the CPU and CUDA (src/cuda/ops_transform.cu) backends.
  * A transform descriptor holds, for nbDims-dim operands: destination format, padding before
  * and after every dim (>= 0), a fold factor per spatial dim (dims 2..) and a direction.
  *   FOLD:   dest = fold(pad(src)). pad extends each dim with zeros; fold with factors f_i
