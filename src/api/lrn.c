@@ -4,7 +4,7 @@
  * Divisive normalisation (PRECOMPUTED_MEANS): u = x - means (means NULL = 0),
  * y = u / (k + alpha/n^d * sum_{n^d spatial window} u^2)^beta with the same centring along
  * each of the d = 2 (4-D) or 3 (5-D) spatial dims, separately per image and channel.
- * temp/temp2 must be given (cuDNN requires them) but neither backend uses them. */
+ * temp/temp2 must be given (cuDNN requires them); only the CUDA backward uses them, as scratch. */
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
@@ -187,7 +187,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t
     const double a = fdnn_scalar(alpha, dxDesc->dtype), b = fdnn_scalar(beta, dxDesc->dtype);
     if (handle->backend == FDNN_BACKEND_CUDA) {
 #ifdef FDNN_HAVE_CUDA
-        return fdnn_cuda_norm_bwd(handle, normDesc, 0, a, xDesc, x, NULL, dyDesc, dy, b, dxDesc, dx, NULL);
+        return fdnn_cuda_norm_bwd(handle, normDesc, 0, a, xDesc, x, NULL, dyDesc, dy, b, dxDesc, dx, NULL, NULL, NULL);
 #else
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnLRNCrossChannelBackward: this build has no CUDA backend");
 #endif
@@ -281,7 +281,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationBackward(cudnnHa
     const double a = fdnn_scalar(alpha, dXdMeansDesc->dtype), b = fdnn_scalar(beta, dXdMeansDesc->dtype);
     if (handle->backend == FDNN_BACKEND_CUDA) {
 #ifdef FDNN_HAVE_CUDA
-        return fdnn_cuda_norm_bwd(handle, normDesc, 1, a, xDesc, x, means, xDesc, dy, b, dXdMeansDesc, dx, dMeans);
+        return fdnn_cuda_norm_bwd(handle, normDesc, 1, a, xDesc, x, means, xDesc, dy, b, dXdMeansDesc, dx, dMeans, temp, temp2);
 #else
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnDivisiveNormalizationBackward: this build has no CUDA backend");
 #endif

@@ -62,13 +62,16 @@ cudnnStatus_t fdnn_cuda_reduce_tensor(cudnnHandle_t h, int op, int propagate_nan
                                       const struct cudnnTensorStruct *a, const void *A, double beta, const struct cudnnTensorStruct *c,
                                       void *C);
 /* LRN (divnorm == 0: window over C) or divisive normalisation (window over the spatial dims);
- * means may be NULL (zero). Backward writes dx and, when dMeans != NULL, dMeans = -dx-term. */
+ * means may be NULL (zero). Backward writes dx and, when dMeans != NULL, dMeans = -dx-term;
+ * temp/temp2 (xDesc-sized device buffers, divisive normalisation) give it a two-pass path;
+ * NULL falls back to recomputing neighbours' window sums. */
 cudnnStatus_t fdnn_cuda_norm_fwd(cudnnHandle_t h, const struct cudnnLRNStruct *d, int divnorm, double alpha,
                                  const struct cudnnTensorStruct *x, const void *X, const void *means, double beta,
                                  const struct cudnnTensorStruct *y, void *Y);
 cudnnStatus_t fdnn_cuda_norm_bwd(cudnnHandle_t h, const struct cudnnLRNStruct *d, int divnorm, double alpha,
                                  const struct cudnnTensorStruct *x, const void *X, const void *means, const struct cudnnTensorStruct *dy,
-                                 const void *DY, double beta, const struct cudnnTensorStruct *dx, void *DX, void *dMeans);
+                                 const void *DY, double beta, const struct cudnnTensorStruct *dx, void *DX, void *dMeans, void *temp,
+                                 void *temp2);
 /* dest = alpha*T(src) + beta*dest, T the fold/pad transform of d (cudnnTransformTensorEx and,
  * with filters viewed as tensors, cudnnTransformFilter); dims already validated. */
 cudnnStatus_t fdnn_cuda_transform_ex(cudnnHandle_t h, const struct cudnnTensorTransformStruct *d, double alpha,

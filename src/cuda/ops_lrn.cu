@@ -2,9 +2,12 @@
  * (src/cpu/ops_lrn.h): tensors are viewed as [outer][a0][a1][a2][inner] in logical order,
  *   s = k + alpha/wsize * sum_window u^2,  y = u * s^-beta,
  *   du = dy*s^-beta - 2*beta*alpha/wsize * u * sum_{j: window(j) holds i} dy_j*u_j*s_j^(-beta-1),
- * u = x - means (means optional). One thread per element; windows are summed directly
- * (backward recomputes s_j of each neighbour), so no scratch memory is needed and every
- * output is written by one thread (deterministic). Computed in double. */
+ * u = x - means (means optional). One thread per element, windows summed directly. Backward
+ * of LRN (no scratch given) recomputes s_j of each neighbour (cost ~ lrnN^2 per element);
+ * divisive normalisation, whose caller passes temp/temp2, runs two passes: t_j into the
+ * scratch, then the reversed-window sum. Every output is written by one thread, sums run in
+ * the CPU's order (deterministic). Computed in double (the scratch holds float for 16-bit
+ * types, split over temp/temp2, and the element type otherwise). */
 #include <math.h>
 #include "ops_dev.cuh"
 
@@ -106,6 +109,58 @@ __global__ void norm_bwd(NGeom g, NIn in, TV tdx, void *DX, void *DM, double alp
     }
 }
 
+/* Scratch for the two-pass backward of divisive normalisation, kept in the caller's temp and
+ * temp2 buffers (each at least xDesc's size): DOUBLE/FLOAT store t in temp in that type;
+ * 16-bit types store the float bits split over temp (high half) and temp2 (low half). */
+__device__ __forceinline__ void tmp_st(void *T1, void *T2, int dt, long long p, double v)
+{
+    if (dt == CUDNN_DATA_DOUBLE) ((double *)T1)[p] = v;
+    else if (dt == CUDNN_DATA_FLOAT) ((float *)T1)[p] = (float)v;
+    else {
+        const unsigned b = __float_as_uint((float)v);
+        ((unsigned short *)T1)[p] = (unsigned short)(b >> 16);
+        ((unsigned short *)T2)[p] = (unsigned short)(b & 0xffffu);
+    }
+}
+__device__ __forceinline__ double tmp_ld(const void *T1, const void *T2, int dt, long long p)
+{
+    if (dt == CUDNN_DATA_DOUBLE) return ((const double *)T1)[p];
+    if (dt == CUDNN_DATA_FLOAT) return ((const float *)T1)[p];
+    return __uint_as_float(((unsigned)((const unsigned short *)T1)[p] << 16) | ((const unsigned short *)T2)[p]);
+}
+
+/* Pass 1: t_j = dy_j * u_j * s_j^(-beta-1) into the scratch. */
+__global__ void norm_bwd_t(NGeom g, NIn in, void *T1, void *T2)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < g.n; p += (long long)gridDim.x * blockDim.x) {
+        const double t = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p)) * u_at(in, p) * pow(s_at(g, in, p), -g.beta - 1.0);
+        tmp_st(T1, T2, in.tx.dtype, p, t);
+    }
+}
+
+/* Pass 2: du = dy*s^-beta - 2*beta*sc*u * (reversed-window sum of t). */
+__global__ void norm_bwd_du(NGeom g, NIn in, const void *T1, const void *T2, TV tdx, void *DX, void *DM, double alpha, double beta)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < g.n; p += (long long)gridDim.x * blockDim.x) {
+        long long base, q;
+        int i[3], b0[3], b1[3];
+        split(g, p, base, i, q);
+        for (int k = 0; k < 3; k++) {
+            b0[k] = max(i[k] - g.hi[k], 0);
+            b1[k] = min(i[k] - g.lo[k], g.ax[k] - 1);
+        }
+        double t = 0.0;
+        for (int a = b0[0]; a <= b1[0]; a++)
+            for (int b = b0[1]; b <= b1[1]; b++)
+                for (int c = b0[2]; c <= b1[2]; c++) t += tmp_ld(T1, T2, in.tx.dtype, join(g, base, a, b, c, q));
+        const double u = u_at(in, p), dy = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p));
+        const double du = dy * pow(s_at(g, in, p), -g.beta) - 2.0 * g.beta * g.sc * u * t;
+        const long long o = off_lin(tdx, p);
+        blendv(DX, tdx.dtype, o, du, alpha, beta);
+        if (DM) blendv(DM, tdx.dtype, o, -du, alpha, beta);
+    }
+}
+
 NGeom make_ngeom(const struct cudnnTensorStruct *t, const struct cudnnLRNStruct *d, bool divnorm)
 {
     NGeom g;
@@ -165,10 +220,22 @@ extern "C" cudnnStatus_t fdnn_cuda_norm_fwd(cudnnHandle_t h, const struct cudnnL
 extern "C" cudnnStatus_t fdnn_cuda_norm_bwd(cudnnHandle_t h, const struct cudnnLRNStruct *d, int divnorm, double alpha,
                                             const struct cudnnTensorStruct *x, const void *X, const void *means,
                                             const struct cudnnTensorStruct *dy, const void *DY, double beta,
-                                            const struct cudnnTensorStruct *dx, void *DX, void *dMeans)
+                                            const struct cudnnTensorStruct *dx, void *DX, void *dMeans, void *temp, void *temp2)
 {
     NGeom g = make_ngeom(x, d, divnorm != 0);
     if (g.n <= 0) return CUDNN_STATUS_SUCCESS;
+    const bool scratch_fits = temp && temp2 && fdnn_tensor_span(x) >= g.n &&
+                              (x->dtype == CUDNN_DATA_FLOAT || x->dtype == CUDNN_DATA_DOUBLE || x->dtype == CUDNN_DATA_HALF ||
+                               x->dtype == CUDNN_DATA_BFLOAT16);
+    if (scratch_fits) {
+        const NIn in = make_in(x, X, means, dy, DY);
+        cudaStream_t st = (cudaStream_t)h->stream;
+        norm_bwd_t<<<grid_for(g.n, 256), 256, 0, st>>>(g, in, temp, temp2);
+        cudnnStatus_t s1 = fdnn_cuda_check(cudaGetLastError(), "norm_bwd_t");
+        if (s1 != CUDNN_STATUS_SUCCESS) return s1;
+        norm_bwd_du<<<grid_for(g.n, 256), 256, 0, st>>>(g, in, temp, temp2, make_tv(dx), DX, dMeans, alpha, beta);
+        return fdnn_cuda_check(cudaGetLastError(), "norm_bwd_du");
+    }
     norm_bwd<<<grid_for(g.n, 128), 128, 0, (cudaStream_t)h->stream>>>(g, make_in(x, X, means, dy, DY), make_tv(dx), DX, dMeans, alpha,
                                                                      beta);
     return fdnn_cuda_check(cudaGetLastError(), "norm_bwd");
