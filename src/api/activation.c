@@ -1,4 +1,4 @@
-/* cudnnActivationForward/Backward on the CPU backend: y = alpha*act(x) + beta*y and
+/* cudnnActivationForward/Backward on the CPU and CUDA (src/cuda/ops_elementwise.cu) backends: y = alpha*act(x) + beta*y and
  * dx = alpha*act'(x)*dy + beta*dx with the scalar math of core/activation_math.h.
  * IDENTITY is documented by cuDNN as not working with these two functions (it exists for
  * cudnnConvolutionBiasActivationForward): it is rejected with NOT_SUPPORTED. */
@@ -6,6 +6,10 @@
 #include "../core/fdnn.h"
 #include "../core/activation_math.h"
 #include "../cpu/ops_common.h"
+
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 static cudnnStatus_t check_mode(const struct cudnnActivationStruct *d)
 {
@@ -15,13 +19,13 @@ static cudnnStatus_t check_mode(const struct cudnnActivationStruct *d)
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void *alpha,
                                                              const cudnnTensorDescriptor_t xDesc, const void *x, const void *beta,
                                                              const cudnnTensorDescriptor_t yDesc, void *y)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(fdnn_check_activation(activationDesc, "activationDesc"));
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
@@ -39,6 +43,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
     const cudnnActivationMode_t mode = activationDesc->mode;
     const double coef = activationDesc->coef, sb = activationDesc->swish_beta;
     const int prop = activationDesc->nan_opt == CUDNN_PROPAGATE_NAN;
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_activation_fwd(handle, (int)mode, coef, sb, prop, a, xDesc, x, b, yDesc, y);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationForward: this build has no CUDA backend");
+#endif
+    }
     double *p = fdnn_ops_gather(xDesc, x);
     if (!p) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     int64_t n = fdnn_tensor_elems(xDesc);
@@ -49,7 +60,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void *alpha,
                                                               const cudnnTensorDescriptor_t yDesc, const void *y,
                                                               const cudnnTensorDescriptor_t dyDesc, const void *dy,
@@ -57,7 +68,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
                                                               const cudnnTensorDescriptor_t dxDesc, void *dx)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(fdnn_check_activation(activationDesc, "activationDesc"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK(fdnn_check_tensor(dyDesc, "dyDesc"));
@@ -84,6 +95,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
     const double a = fdnn_scalar(alpha, dxDesc->dtype), b = fdnn_scalar(beta, dxDesc->dtype);
     const cudnnActivationMode_t mode = activationDesc->mode;
     const double coef = activationDesc->coef, sb = activationDesc->swish_beta;
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_activation_bwd(handle, (int)mode, coef, sb, a, yDesc, y, dyDesc, dy, xDesc, x, b, dxDesc, dx);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationBackward: this build has no CUDA backend");
+#endif
+    }
     double *py = fdnn_ops_gather(yDesc, y), *pdy = fdnn_ops_gather(dyDesc, dy), *px = fdnn_ops_gather(xDesc, x);
     if (!py || !pdy || !px) {
         free(py);

@@ -1,15 +1,19 @@
-/* LRN descriptor, cross-channel LRN and divisive normalisation on the CPU backend.
+/* LRN descriptor, cross-channel LRN and divisive normalisation on the CPU and CUDA (src/cuda/ops_lrn.cu) backends.
  * LRN (cuDNN's documented formula): y = x / (k + alpha/n * sum_{window over C} x^2)^beta with
  * a window of lrnN channels, lookBehind = (lrnN-1)/2, lookAhead = lrnN-1-lookBehind.
  * Divisive normalisation (PRECOMPUTED_MEANS): u = x - means (means NULL = 0),
  * y = u / (k + alpha/n^d * sum_{n^d spatial window} u^2)^beta with the same centring along
  * each of the d = 2 (4-D) or 3 (5-D) spatial dims, separately per image and channel.
- * temp/temp2 must be given (cuDNN requires them) but the CPU backend does not use them. */
+ * temp/temp2 must be given (cuDNN requires them); only the CUDA backward uses them, as scratch. */
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
 #include "../cpu/ops_lrn.h"
+
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 static cudnnStatus_t check_live(const struct cudnnLRNStruct *d)
 {
@@ -117,13 +121,13 @@ static fdnn_norm_geom divnorm_geom(const struct cudnnLRNStruct *d, const fdnn_te
 
 static cudnnStatus_t oom(void) { return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory"); }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelForward(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnLRNMode_t lrnMode,
                                                                   const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
                                                                   const void *beta, const cudnnTensorDescriptor_t yDesc, void *y)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_live(normDesc));
     if (lrnMode != CUDNN_LRN_CROSS_CHANNEL_DIM1) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "lrnMode=%d is not CUDNN_LRN_CROSS_CHANNEL_DIM1", (int)lrnMode);
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
@@ -136,6 +140,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelForward(cudnnHandle_t 
     FDNN_CHECK(fdnn_ops_same_type(xDesc, "xDesc", yDesc, "yDesc"));
     FDNN_CHECK(check_nd(xDesc, "xDesc"));
     const double a = fdnn_scalar(alpha, yDesc->dtype), b = fdnn_scalar(beta, yDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_norm_fwd(handle, normDesc, 0, a, xDesc, x, NULL, b, yDesc, y);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnLRNCrossChannelForward: this build has no CUDA backend");
+#endif
+    }
     fdnn_norm_geom g = lrn_geom(normDesc, xDesc);
     double *px = fdnn_ops_gather(xDesc, x), *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
     if (!px || !py || fdnn_norm_fwd(&g, px, py) != 0) { free(px); free(py); return oom(); }
@@ -145,7 +156,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelForward(cudnnHandle_t 
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnLRNMode_t lrnMode,
                                                                    const void *alpha, const cudnnTensorDescriptor_t yDesc, const void *y,
                                                                    const cudnnTensorDescriptor_t dyDesc, const void *dy,
@@ -153,7 +164,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t
                                                                    const cudnnTensorDescriptor_t dxDesc, void *dx)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_live(normDesc));
     if (lrnMode != CUDNN_LRN_CROSS_CHANNEL_DIM1) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "lrnMode=%d is not CUDNN_LRN_CROSS_CHANNEL_DIM1", (int)lrnMode);
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
@@ -174,6 +185,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t
     FDNN_CHECK(fdnn_ops_same_type(dxDesc, "dxDesc", xDesc, "xDesc"));
     FDNN_CHECK(check_nd(xDesc, "xDesc"));
     const double a = fdnn_scalar(alpha, dxDesc->dtype), b = fdnn_scalar(beta, dxDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_norm_bwd(handle, normDesc, 0, a, xDesc, x, NULL, dyDesc, dy, b, dxDesc, dx, NULL, NULL, NULL);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnLRNCrossChannelBackward: this build has no CUDA backend");
+#endif
+    }
     fdnn_norm_geom g = lrn_geom(normDesc, xDesc);
     /* the gradient is formed from x (y is implied by x and not needed) */
     double *px = fdnn_ops_gather(xDesc, x), *pdy = fdnn_ops_gather(dyDesc, dy);
@@ -199,14 +217,14 @@ static double *centred(const fdnn_tensor *xd, const void *x, const void *means)
     return u;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationForward(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnDivNormMode_t mode,
                                                                         const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
                                                                         const void *means, void *temp, void *temp2, const void *beta,
                                                                         const cudnnTensorDescriptor_t yDesc, void *y)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_live(normDesc));
     if (mode != CUDNN_DIVNORM_PRECOMPUTED_MEANS) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "mode=%d is not CUDNN_DIVNORM_PRECOMPUTED_MEANS", (int)mode);
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
@@ -221,6 +239,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationForward(cudnnHan
     FDNN_CHECK(fdnn_ops_same_type(xDesc, "xDesc", yDesc, "yDesc"));
     FDNN_CHECK(check_nd(xDesc, "xDesc"));
     const double a = fdnn_scalar(alpha, yDesc->dtype), b = fdnn_scalar(beta, yDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_norm_fwd(handle, normDesc, 1, a, xDesc, x, means, b, yDesc, y);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnDivisiveNormalizationForward: this build has no CUDA backend");
+#endif
+    }
     fdnn_norm_geom g = divnorm_geom(normDesc, xDesc);
     double *u = centred(xDesc, x, means), *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
     if (!u || !py || fdnn_norm_fwd(&g, u, py) != 0) { free(u); free(py); return oom(); }
@@ -230,7 +255,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationForward(cudnnHan
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationBackward(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc,
                                                                          cudnnDivNormMode_t mode, const void *alpha,
                                                                          const cudnnTensorDescriptor_t xDesc, const void *x, const void *means,
@@ -238,7 +263,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationBackward(cudnnHa
                                                                          const cudnnTensorDescriptor_t dXdMeansDesc, void *dx, void *dMeans)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_live(normDesc));
     if (mode != CUDNN_DIVNORM_PRECOMPUTED_MEANS) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "mode=%d is not CUDNN_DIVNORM_PRECOMPUTED_MEANS", (int)mode);
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
@@ -254,6 +279,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationBackward(cudnnHa
     FDNN_CHECK(fdnn_ops_same_type(xDesc, "xDesc", dXdMeansDesc, "dXdMeansDesc"));
     FDNN_CHECK(check_nd(xDesc, "xDesc"));
     const double a = fdnn_scalar(alpha, dXdMeansDesc->dtype), b = fdnn_scalar(beta, dXdMeansDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_norm_bwd(handle, normDesc, 1, a, xDesc, x, means, xDesc, dy, b, dXdMeansDesc, dx, dMeans, temp, temp2);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnDivisiveNormalizationBackward: this build has no CUDA backend");
+#endif
+    }
     fdnn_norm_geom g = divnorm_geom(normDesc, xDesc);
     int64_t n = fdnn_tensor_elems(xDesc);
     double *u = centred(xDesc, x, means), *pdy = fdnn_ops_gather(xDesc, dy), *pdx = malloc(sizeof(double) * (size_t)n);

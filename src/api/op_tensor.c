@@ -7,6 +7,10 @@
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
 
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
+
 static cudnnStatus_t check_live(const struct cudnnOpTensorStruct *d)
 {
     if (d == NULL) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "opTensorDesc is NULL");
@@ -98,7 +102,7 @@ static inline double op_max(double a, double b, int prop)
     return a > b ? a : b;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTensorDescriptor_t opTensorDesc, const void *alpha1,
                                                     const cudnnTensorDescriptor_t aDesc, const void *A, const void *alpha2,
                                                     const cudnnTensorDescriptor_t bDesc, const void *B, const void *beta,
@@ -129,11 +133,16 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const 
                          fdnn_dtype_name(aDesc->dtype), fdnn_dtype_name(cDesc->dtype), fdnn_dtype_name(opTensorDesc->comp_type));
     if (cDesc->nb_dims > 5)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cDesc has %d dims; cudnnOpTensor supports at most 5", cDesc->nb_dims);
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnOpTensor is not implemented on the CUDA backend yet");
     const double a1 = fdnn_scalar(alpha1, cDesc->dtype), b = fdnn_scalar(beta, cDesc->dtype);
     const double a2 = unary ? 0.0 : fdnn_scalar(alpha2, cDesc->dtype);
     const int prop = opTensorDesc->nan_opt == CUDNN_PROPAGATE_NAN;
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_op_tensor(handle, (int)op, prop, a1, aDesc, A, a2, unary ? NULL : bDesc, unary ? NULL : B, b, cDesc, C);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnOpTensor: this build has no CUDA backend");
+#endif
+    }
     int64_t n = fdnn_tensor_elems(cDesc);
     double *pa = fdnn_ops_gather(aDesc, A);
     double *pb0 = unary ? NULL : fdnn_ops_gather(bDesc, B);

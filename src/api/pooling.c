@@ -1,5 +1,5 @@
 /* Pooling descriptors (2-D and N-D), output-dim queries and cudnnPoolingForward/Backward on
- * the CPU backend for MAX, MAX_DETERMINISTIC, AVERAGE_COUNT_INCLUDE_PADDING and
+ * the CPU and CUDA (src/cuda/ops_pool.cu) backends for MAX, MAX_DETERMINISTIC, AVERAGE_COUNT_INCLUDE_PADDING and
  * AVERAGE_COUNT_EXCLUDE_PADDING over 4-D (2-D pooling) and 5-D (3-D pooling) tensors.
  * out = 1 + (in + 2*pad - window) / stride. Max never selects padding; with
  * NOT_PROPAGATE_NAN a NaN input is skipped, with PROPAGATE_NAN it wins. Max backward routes
@@ -10,6 +10,10 @@
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
+
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 static cudnnStatus_t check_live(const struct cudnnPoolingStruct *d)
 {
@@ -281,13 +285,13 @@ static cudnnStatus_t check_pool_tensors(const struct cudnnPoolingStruct *d, cons
     return fdnn_ops_float_type(x, xn);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void *alpha,
                                                           const cudnnTensorDescriptor_t xDesc, const void *x, const void *beta,
                                                           const cudnnTensorDescriptor_t yDesc, void *y)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_set(poolingDesc));
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
@@ -297,6 +301,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, 
     FDNN_CHECK_PTR(y, "y");
     FDNN_CHECK(check_pool_tensors(poolingDesc, xDesc, "xDesc", yDesc, "yDesc"));
     const double a = fdnn_scalar(alpha, yDesc->dtype), b = fdnn_scalar(beta, yDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_pooling_fwd(handle, poolingDesc, a, xDesc, x, b, yDesc, y);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnPoolingForward: this build has no CUDA backend");
+#endif
+    }
     pgeom g;
     make_geom(&g, poolingDesc, xDesc, yDesc);
     int64_t planes = (int64_t)xDesc->dim[0] * xDesc->dim[1];
@@ -319,7 +330,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, 
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void *alpha,
                                                            const cudnnTensorDescriptor_t yDesc, const void *y,
                                                            const cudnnTensorDescriptor_t dyDesc, const void *dy,
@@ -327,7 +338,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle,
                                                            const cudnnTensorDescriptor_t dxDesc, void *dx)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_set(poolingDesc));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK(fdnn_check_tensor(dyDesc, "dyDesc"));
@@ -345,6 +356,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle,
     FDNN_CHECK(fdnn_ops_same_type(dyDesc, "dyDesc", yDesc, "yDesc"));
     FDNN_CHECK(fdnn_ops_same_type(dxDesc, "dxDesc", xDesc, "xDesc"));
     const double a = fdnn_scalar(alpha, dxDesc->dtype), b = fdnn_scalar(beta, dxDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_pooling_bwd(handle, poolingDesc, a, dyDesc, dy, xDesc, x, b, dxDesc, dx);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnPoolingBackward: this build has no CUDA backend");
+#endif
+    }
     pgeom g;
     make_geom(&g, poolingDesc, xDesc, yDesc);
     int64_t planes = (int64_t)xDesc->dim[0] * xDesc->dim[1];

@@ -1,4 +1,4 @@
-/* cudnnReduceTensor and its descriptor on the CPU backend. C's dims are each A's or 1; the
+/* cudnnReduceTensor and its descriptor on the CPU and CUDA (src/cuda/ops_reduce.cu) backends. C's dims are each A's or 1; the
  * dims where C is 1 (and A is not) are reduced. C = alpha*reduce(A) + beta*C.
  * ADD, MUL, MIN, MAX, AMAX (max |a|), AVG, NORM1 (sum |a|), NORM2 (sqrt sum a^2), MUL_NO_ZEROS
  * (product of the nonzero elements; 1 when all are zero). MIN/MAX/AMAX with FLATTENED indices
@@ -12,6 +12,10 @@
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
+
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 static cudnnStatus_t check_live(const struct cudnnReduceTensorStruct *d)
 {
@@ -155,11 +159,11 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetReductionWorkspaceSize(cudnnHandle
     FDNN_CHECK(fdnn_check_tensor(cDesc, "cDesc"));
     FDNN_CHECK_PTR(sizeInBytes, "sizeInBytes");
     FDNN_CHECK(check_problem(reduceTensorDesc, aDesc, cDesc));
-    *sizeInBytes = 0; /* the CPU implementation uses no caller workspace */
+    *sizeInBytes = 0; /* neither the CPU nor the CUDA implementation uses caller workspace */
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, const cudnnReduceTensorDescriptor_t reduceTensorDesc, void *indices,
                                                         size_t indicesSizeInBytes, void *workspace, size_t workspaceSizeInBytes,
                                                         const void *alpha, const cudnnTensorDescriptor_t aDesc, const void *A,
@@ -168,7 +172,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, co
     FDNN_API_ENTER();
     (void)workspace;
     (void)workspaceSizeInBytes;
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_set(reduceTensorDesc));
     FDNN_CHECK(fdnn_check_tensor(aDesc, "aDesc"));
     FDNN_CHECK(fdnn_check_tensor(cDesc, "cDesc"));
@@ -184,6 +188,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, co
     const double al = fdnn_scalar(alpha, cDesc->dtype), be = fdnn_scalar(beta, cDesc->dtype);
     const cudnnReduceTensorOp_t op = reduceTensorDesc->op;
     const int prop = reduceTensorDesc->nan_opt == CUDNN_PROPAGATE_NAN;
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_reduce_tensor(handle, (int)op, prop, need ? (int *)indices : NULL, al, aDesc, A, be, cDesc, C);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnReduceTensor: this build has no CUDA backend");
+#endif
+    }
     const int nd = aDesc->nb_dims;
     /* packed strides of A; reduced dims in row-major order */
     int64_t ast[CUDNN_DIM_MAX], s = 1, rn = 1;

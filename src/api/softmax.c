@@ -1,4 +1,4 @@
-/* cudnnSoftmaxForward/Backward on the CPU backend. INSTANCE normalises over C*(D)*H*W per
+/* cudnnSoftmaxForward/Backward on the CPU and CUDA (src/cuda/ops_softmax.cu) backends. INSTANCE normalises over C*(D)*H*W per
  * image, CHANNEL over C per (n, spatial position). FAST skips the max subtraction, ACCURATE
  * subtracts it, LOG gives log-softmax. Backward takes y and dy:
  * dx = y*(dy - sum(dy*y)) (FAST/ACCURATE), dx = dy - exp(y)*sum(dy) (LOG). */
@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../cpu/ops_common.h"
+
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 /* Groups: count, elements per group, stride between elements, and base of group g. */
 typedef struct { int64_t groups, len, step, S; int mode; } sm_geom;
@@ -35,13 +39,13 @@ static cudnnStatus_t check_algo_mode(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxM
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
                                                           const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
                                                           const void *beta, const cudnnTensorDescriptor_t yDesc, void *y)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_algo_mode(algo, mode));
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
@@ -53,6 +57,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, 
     FDNN_CHECK(fdnn_ops_same_type(xDesc, "xDesc", yDesc, "yDesc"));
     FDNN_CHECK(fdnn_ops_float_type(xDesc, "xDesc"));
     const double a = fdnn_scalar(alpha, yDesc->dtype), b = fdnn_scalar(beta, yDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_softmax_fwd(handle, (int)algo, (int)mode, a, xDesc, x, b, yDesc, y);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSoftmaxForward: this build has no CUDA backend");
+#endif
+    }
     double *p = fdnn_ops_gather(xDesc, x);
     if (!p) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     sm_geom g = geom(xDesc, mode);
@@ -78,14 +89,14 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, 
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
                                                            const void *alpha, const cudnnTensorDescriptor_t yDesc, const void *y,
                                                            const cudnnTensorDescriptor_t dyDesc, const void *dy, const void *beta,
                                                            const cudnnTensorDescriptor_t dxDesc, void *dx)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_algo_mode(algo, mode));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK(fdnn_check_tensor(dyDesc, "dyDesc"));
@@ -101,6 +112,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle,
     FDNN_CHECK(fdnn_ops_same_type(dyDesc, "dyDesc", dxDesc, "dxDesc"));
     FDNN_CHECK(fdnn_ops_float_type(dxDesc, "dxDesc"));
     const double a = fdnn_scalar(alpha, dxDesc->dtype), b = fdnn_scalar(beta, dxDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_softmax_bwd(handle, (int)algo, (int)mode, a, yDesc, y, dyDesc, dy, b, dxDesc, dx);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSoftmaxBackward: this build has no CUDA backend");
+#endif
+    }
     double *py = fdnn_ops_gather(yDesc, y), *pd = fdnn_ops_gather(dyDesc, dy);
     if (!py || !pd) {
         free(py);

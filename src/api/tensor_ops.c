@@ -42,6 +42,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const
     FDNN_API_LOG(handle, "alpha=%g beta=%g", a, b);
     if (handle->backend == FDNN_BACKEND_CUDA) {
 #ifdef FDNN_HAVE_CUDA
+        if (cDesc->dtype == CUDNN_DATA_INT8) return fdnn_cuda_add_broadcast(handle, a, aDesc, A, b, cDesc, C);
         return fdnn_cuda_add_tensor(handle, a, aDesc, A, b, cDesc, C);
 #else
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnAddTensor: this build has no CUDA backend");
@@ -61,16 +62,23 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void *y, const void *valuePtr)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK_PTR(y, "y");
     FDNN_CHECK_PTR(valuePtr, "valuePtr");
     /* the value has the tensor's own data type (one scalar lane for vector types) */
     double v = fdnn_load(valuePtr, yDesc->dtype, 0);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_set_tensor(handle, yDesc, y, v);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensor: this build has no CUDA backend");
+#endif
+    }
     int64_t n = fdnn_tensor_elems(yDesc);
     const int nd = yDesc->nb_dims;
 #pragma omp parallel for schedule(static) if (n > 65536)
@@ -82,15 +90,22 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnScaleTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void *y, const void *alpha)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK_PTR(y, "y");
     FDNN_CHECK_PTR(alpha, "alpha");
     double a = fdnn_scalar(alpha, yDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_scale_tensor(handle, yDesc, y, a);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnScaleTensor: this build has no CUDA backend");
+#endif
+    }
     double *py = fdnn_ops_gather(yDesc, y);
     if (!py) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     fdnn_ops_blend(yDesc, y, py, a, 0.0);
@@ -112,12 +127,12 @@ static int transform_types_ok(cudnnDataType_t x, cudnnDataType_t y)
     return 0;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformTensor(cudnnHandle_t handle, const void *alpha, const cudnnTensorDescriptor_t xDesc,
                                                            const void *x, const void *beta, const cudnnTensorDescriptor_t yDesc, void *y)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(fdnn_check_tensor(xDesc, "xDesc"));
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK_PTR(alpha, "alpha");
@@ -129,6 +144,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformTensor(cudnnHandle_t handle,
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc type %s and yDesc type %s differ (only NCHW_VECT_C int8 <-> int8/FLOAT may differ)",
                          fdnn_dtype_name(xDesc->dtype), fdnn_dtype_name(yDesc->dtype));
     double a = fdnn_scalar(alpha, yDesc->dtype), b = fdnn_scalar(beta, yDesc->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_transform_tensor(handle, a, xDesc, x, b, yDesc, y);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnTransformTensor: this build has no CUDA backend");
+#endif
+    }
     double *px = fdnn_ops_gather(xDesc, x);
     if (!px) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     fdnn_ops_blend(yDesc, y, px, a, b);

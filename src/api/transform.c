@@ -1,5 +1,5 @@
 /* Tensor-transform descriptors, cudnnInitTransformDest, cudnnTransformTensorEx and
- * cudnnTransformFilter on the CPU backend.
+ * cudnnTransformFilter on the CPU and CUDA (src/cuda/ops_transform.cu) backends.
  * A transform descriptor holds, for nbDims-dim operands: destination format, padding before
  * and after every dim (>= 0), a fold factor per spatial dim (dims 2..) and a direction.
  *   FOLD:   dest = fold(pad(src)). pad extends each dim with zeros; fold with factors f_i
@@ -16,6 +16,10 @@
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
+
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 static cudnnStatus_t check_live(const struct cudnnTensorTransformStruct *d)
 {
@@ -229,7 +233,7 @@ static int types_ok(cudnnDataType_t x, cudnnDataType_t y)
     return 0;
 }
 
-static cudnnStatus_t run(const struct cudnnTensorTransformStruct *d, const void *alpha, const fdnn_tensor *s, const void *src, const void *beta,
+static cudnnStatus_t run(cudnnHandle_t handle, const struct cudnnTensorTransformStruct *d, const void *alpha, const fdnn_tensor *s, const void *src, const void *beta,
                          const fdnn_tensor *t, void *dst)
 {
     int want[CUDNN_DIM_MAX];
@@ -247,6 +251,13 @@ static cudnnStatus_t run(const struct cudnnTensorTransformStruct *d, const void 
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "source type %s and destination type %s differ (only NCHW_VECT_C int8 <-> int8/FLOAT may differ)",
                          fdnn_dtype_name(s->dtype), fdnn_dtype_name(t->dtype));
     const double a = fdnn_scalar(alpha, t->dtype), b = fdnn_scalar(beta, t->dtype);
+    if (handle->backend == FDNN_BACKEND_CUDA) {
+#ifdef FDNN_HAVE_CUDA
+        return fdnn_cuda_transform_ex(handle, d, a, s, src, b, t, dst);
+#else
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s: this build has no CUDA backend", fdnn_current_api());
+#endif
+    }
     double *ps = fdnn_ops_gather(s, src), *res = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(t));
     if (!ps || !res) { free(ps); free(res); return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory"); }
     apply(d, s->nb_dims, s->dim, ps, t->dim, res);
@@ -256,13 +267,13 @@ static cudnnStatus_t run(const struct cudnnTensorTransformStruct *d, const void 
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformTensorEx(cudnnHandle_t handle, const cudnnTensorTransformDescriptor_t transDesc, const void *alpha,
                                                              const cudnnTensorDescriptor_t srcDesc, const void *srcData, const void *beta,
                                                              const cudnnTensorDescriptor_t destDesc, void *destData)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_set(transDesc));
     FDNN_CHECK(fdnn_check_tensor(srcDesc, "srcDesc"));
     FDNN_CHECK(fdnn_check_tensor(destDesc, "destDesc"));
@@ -270,7 +281,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformTensorEx(cudnnHandle_t handl
     FDNN_CHECK_PTR(beta, "beta");
     FDNN_CHECK_PTR(srcData, "srcData");
     FDNN_CHECK_PTR(destData, "destData");
-    return run(transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    return run(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
 }
 
 /* A filter viewed as a tensor with the strides of its packed format. */
@@ -296,13 +307,13 @@ static void filter_as_tensor(const struct cudnnFilterStruct *f, struct cudnnTens
     }
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformFilter(cudnnHandle_t handle, const cudnnTensorTransformDescriptor_t transDesc, const void *alpha,
                                                            const cudnnFilterDescriptor_t srcDesc, const void *srcData, const void *beta,
                                                            const cudnnFilterDescriptor_t destDesc, void *destData)
 {
     FDNN_API_ENTER();
-    FDNN_CHECK(fdnn_ops_cpu_handle(handle));
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
     FDNN_CHECK(check_set(transDesc));
     FDNN_CHECK(fdnn_check_filter(srcDesc, "srcDesc"));
     FDNN_CHECK(fdnn_check_filter(destDesc, "destDesc"));
@@ -313,5 +324,5 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformFilter(cudnnHandle_t handle,
     struct cudnnTensorStruct s, t;
     filter_as_tensor(srcDesc, &s);
     filter_as_tensor(destDesc, &t);
-    return run(transDesc, alpha, &s, srcData, beta, &t, destData);
+    return run(handle, transDesc, alpha, &s, srcData, beta, &t, destData);
 }

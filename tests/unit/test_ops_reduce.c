@@ -1,4 +1,4 @@
-/* cudnnReduceTensor (+ descriptor, indices/workspace size queries) on the CPU backend: all
+/* cudnnReduceTensor (+ descriptor, indices/workspace size queries): all
  * nine ops, random reduced-dim sets over 3..6-D tensors, FLOAT/DOUBLE/HALF/BFLOAT16 (and
  * HALF/BFLOAT16 -> FLOAT), layouts, alpha/beta with NaN prefill, FLATTENED 32-bit indices,
  * NaN propagation, error paths. */
@@ -47,8 +47,11 @@ static void one_case(cudnnHandle_t h, const rcombo *cb, int op, int iter)
     prior_fill(c0, C.n, beta);
     tt_fill(h, &A, a, 0);
     tt_fill(h, &C, c0, 6);
-    int32_t *idx = with_idx ? th_alloc(h, isz) : NULL;
-    if (idx) memset(idx, 0xff, isz);
+    int32_t *idx = with_idx ? th_alloc(h, isz) : NULL, *hidx = with_idx ? malloc(isz) : NULL;
+    if (idx) {
+        memset(hidx, 0xff, isz);
+        th_upload(h, idx, hidx, isz);
+    }
     scal sa = mkscal(alpha, cb->c), sb = mkscal(beta, cb->c);
     TH_OK(cudnnReduceTensor(h, rd, idx, isz, NULL, 0, &sa, A.d, A.dev, &sb, C.d, C.dev));
     tt_read(h, &C, got);
@@ -68,10 +71,13 @@ static void one_case(cudnnHandle_t h, const rcombo *cb, int op, int iter)
         th_compare(what, got, want, (size_t)C.n, tol);
     }
     if (idx) {
+        th_sync(h);
+        th_download(h, hidx, idx, isz);
         int same = 1;
-        for (int64_t i = 0; i < C.n; i++) same &= idx[i] == widx[i];
+        for (int64_t i = 0; i < C.n; i++) same &= hidx[i] == widx[i];
         TH_CHECK(same, "%s: flattened indices", what);
         th_free(h, idx);
+        free(hidx);
     }
     free(a); free(c0); free(got); free(want); free(widx);
     tt_free(h, &A); tt_free(h, &C);
@@ -124,15 +130,72 @@ static void desc_and_errors(cudnnHandle_t h)
     TH_OK(cudnnDestroyReduceTensorDescriptor(rd));
 }
 
+/* Long reductions (14000 elements per output: the CUDA backend's block-per-output tree path)
+ * with many ties and a planted NaN: values, first-occurrence indices, and bitwise-identical
+ * results over two runs (determinism). */
+static void big_case(cudnnHandle_t h)
+{
+    int ad[4] = {3, 7, 40, 50}, cd[4] = {3, 1, 1, 1};
+    static const int ops[4] = {RR_ADD, RR_MAX, RR_NORM2, RR_AMAX};
+    tt A, C;
+    tt_make(h, &A, CUDNN_DATA_FLOAT, 4, ad, OL_NHWC);
+    tt_make(h, &C, CUDNN_DATA_FLOAT, 4, cd, OL_NCHW);
+    double *a = dalloc(A.n), *got = dalloc(C.n), *got2 = dalloc(C.n), *want = dalloc(C.n);
+    int64_t widx[3];
+    int32_t hidx[3], hidx2[3];
+    int32_t *idx = th_alloc(h, sizeof hidx);
+    for (int k = 0; k < 4; k++) {
+        const int op = ops[k], prop = op == RR_AMAX;
+        if (op == RR_ADD || op == RR_NORM2) th_fill_uniform(a, (size_t)A.n, -1, 1);
+        else fill_nz(a, A.n, -20, 20);
+        if (prop) a[A.n / 3 + 1234] = NAN; /* inside output 1's slice */
+        tt_fill(h, &A, a, 0);
+        cudnnReduceTensorDescriptor_t rd;
+        TH_OK(cudnnCreateReduceTensorDescriptor(&rd));
+        TH_OK(cudnnSetReduceTensorDescriptor(rd, (cudnnReduceTensorOp_t)op, CUDNN_DATA_FLOAT, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
+                                             CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES));
+        size_t isz = 0;
+        TH_OK(cudnnGetReductionIndicesSize(h, rd, A.d, C.d, &isz));
+        float one = 1, zero = 0;
+        TH_OK(cudnnReduceTensor(h, rd, isz ? idx : NULL, isz, NULL, 0, &one, A.d, A.dev, &zero, C.d, C.dev));
+        tt_read(h, &C, got);
+        if (isz) th_download(h, hidx, idx, isz);
+        TH_OK(cudnnReduceTensor(h, rd, isz ? idx : NULL, isz, NULL, 0, &one, A.d, A.dev, &zero, C.d, C.dev));
+        tt_read(h, &C, got2);
+        if (isz) th_download(h, hidx2, idx, isz);
+        ref_reduce(op, prop, 4, ad, cd, a, want, widx);
+        char what[120];
+        snprintf(what, sizeof what, "ReduceTensor large op=%d", op);
+        int same = 1, nanok = 1;
+        for (int i = 0; i < 3; i++) {
+            same &= memcmp(&got[i], &got2[i], sizeof(double)) == 0 && (!isz || hidx[i] == hidx2[i]);
+            if (isnan(want[i])) { nanok &= isnan(got[i]); got[i] = want[i] = 1; }
+        }
+        TH_CHECK(nanok, "%s: NaN result", what);
+        th_compare(what, got, want, 3, th_tolerance("reduce", CUDNN_DATA_FLOAT));
+        TH_CHECK(same, "%s: two runs differ", what);
+        if (isz) {
+            int ok = 1;
+            for (int i = 0; i < 3; i++) ok &= hidx[i] == widx[i];
+            TH_CHECK(ok, "%s: indices %d %d %d, want %lld %lld %lld", what, hidx[0], hidx[1], hidx[2], (long long)widx[0], (long long)widx[1],
+                     (long long)widx[2]);
+        }
+        cudnnDestroyReduceTensorDescriptor(rd);
+    }
+    th_free(h, idx);
+    free(a); free(got); free(got2); free(want);
+    tt_free(h, &A); tt_free(h, &C);
+}
+
 int main(void)
 {
     th_seed(0x7ed);
     cudnnHandle_t h = th_create_handle();
-    if (th_is_gpu(h)) { cudnnDestroy(h); return TH_SKIP; }
     for (int c = 0; c < (int)(sizeof rcombos / sizeof rcombos[0]); c++)
         for (int op = 0; op <= RR_MUL_NO_ZEROS; op++)
             for (int it = 0; it < 6; it++) one_case(h, &rcombos[c], op, it);
     desc_and_errors(h);
+    big_case(h);
     cudnnDestroy(h);
     return th_finish();
 }
