@@ -19,7 +19,7 @@
  * Exit status: 0 when the loss fell by at least half and the training accuracy is >= 80%,
  * 1 otherwise, 77 when the requested backend cannot be used (a test skip).
  *   build: cc lenet.c -Iinclude -Llib -lcudnn -lm
- *   run:   ./lenet [steps]                (default 300) */
+ *   run:   ./lenet [steps]                (default 200) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,7 +274,7 @@ static cudnnTensorDescriptor_t tensor(int n, int c, int h, int w)
 
 int main(int argc, char **argv)
 {
-    int steps = argc > 1 ? atoi(argv[1]) : 300;
+    int steps = argc > 1 ? atoi(argv[1]) : 200;
     if (steps < 1) { fprintf(stderr, "usage: lenet [steps]\n"); return 2; }
     cudnnStatus_t st = cudnnCreate(&handle);
     if (st != CUDNN_STATUS_SUCCESS) {

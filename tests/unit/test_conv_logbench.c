@@ -112,7 +112,7 @@ static int child(void)
         for (int i = 3; i >= 0; i--) yst[i] = yst[i + 1] * ydim[i + 1];
         TH_OK(cudnnCreateTensorDescriptor(&yd));
         TH_OK(cudnnSetTensorNdDescriptor(yd, F, 5, ydim, yst));
-        void *x = th_alloc(H, 128 * 4), *w = th_alloc(H, 54 * 4), *y = th_alloc(H, (size_t)yst[0] * ydim[0] * 4);
+        void *x = th_alloc(H, 128 * 4), *w = th_alloc(H, 162 * 4), *y = th_alloc(H, (size_t)yst[0] * ydim[0] * 4);
         float one = 1, zero = 0;
         TH_OK(cudnnConvolutionForward(H, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &zero, yd, y));
         th_free(H, x); th_free(H, w); th_free(H, y);
