@@ -41,15 +41,24 @@ static void lb_init(void)
     }
 }
 
-/* Is the tensor packed in NCHW (1) or NHWC (2) order? 0 when neither. */
-static int packed_layout(const struct cudnnTensorStruct *t)
+/* The packed orders the tensor's memory matches: bit 0 NCHW, bit 1 NHWC, 0 when neither (strided).
+ * Strides of size-1 dimensions do not matter (with C = 1 both orders hold). */
+static int packed_layouts(const struct cudnnTensorStruct *t)
 {
     if (t->nb_dims != 4 || t->vect != 1) return 0;
-    const int *d = t->dim, *s = t->stride;
-    if (s[3] == 1 && s[2] == d[3] && s[1] == d[2] * d[3] && s[0] == d[1] * d[2] * d[3]) return 1;
-    if (s[1] == 1 && s[3] == d[1] && s[2] == d[1] * d[3] && s[0] == d[1] * d[2] * d[3]) return 2;
-    /* with a size-1 dimension both orders can hold; the checks above cover the common cases */
-    return 0;
+    static const int order[2][4] = {{0, 1, 2, 3}, {0, 2, 3, 1}}; /* outermost to innermost */
+    int mask = 0;
+    for (int o = 0; o < 2; o++) {
+        long long expect = 1;
+        int ok = 1;
+        for (int i = 3; i >= 0; i--) {
+            int d = order[o][i];
+            if (t->dim[d] > 1 && t->stride[d] != expect) ok = 0;
+            expect *= t->dim[d];
+        }
+        if (ok) mask |= 1 << o;
+    }
+    return mask;
 }
 
 /* The bench --type for this configuration, or NULL with the reason in why. */
@@ -82,13 +91,14 @@ static int describe(cudnnHandle_t h, int dir, const struct cudnnTensorStruct *x,
         return snprintf(out, n, "%d-D convolution (the bench runs 2-D problems only)", c->nb_spatial), 0;
     if (x->vect != 1 || y->vect != 1 || w->vect != 1)
         return snprintf(out, n, "vectorised NCHW_VECT_C tensors (the bench uses NCHW or NHWC)"), 0;
-    int lx = packed_layout(x), ly = packed_layout(y);
-    if (!lx || !ly)
-        return snprintf(out, n, "%s tensor is strided, not packed NCHW or NHWC", !lx ? (dir == 1 ? "dx" : "x") : (dir == 0 ? "y" : "dy")), 0;
-    int lw = w->format == CUDNN_TENSOR_NHWC ? 2 : 1;
-    if (lx != ly || lx != lw)
+    int mx = packed_layouts(x), my = packed_layouts(y);
+    if (!mx || !my)
+        return snprintf(out, n, "%s tensor is strided, not packed NCHW or NHWC", !mx ? (dir == 1 ? "dx" : "x") : (dir == 0 ? "y" : "dy")), 0;
+    int mw = w->format == CUDNN_TENSOR_NHWC ? 2 : 1;
+    if (!(mx & my & mw))
         return snprintf(out, n, "mixed layouts (x %s, y %s, filter %s; the bench uses one --layout for all)",
-                        lx == 2 ? "NHWC" : "NCHW", ly == 2 ? "NHWC" : "NCHW", lw == 2 ? "NHWC" : "NCHW"), 0;
+                        mx & 1 ? "NCHW" : "NHWC", my & 1 ? "NCHW" : "NHWC", mw == 2 ? "NHWC" : "NCHW"), 0;
+    int lx = mw;
     char why[256];
     const char *type = bench_type(dir, x, y, c, why, sizeof why);
     if (!type) return snprintf(out, n, "%s", why), 0;

@@ -121,6 +121,16 @@ static int child(void)
         cudnnDestroyFilterDescriptor(wd);
         cudnnDestroyConvolutionDescriptor(cd);
     }
+    /* 10: x NHWC with NCHW filter and y -> not expressible (mixed layouts) */
+    TH_OK(cudnnCreateTensorDescriptor(&xs));
+    TH_OK(cudnnSetTensor4dDescriptor(xs, NHWC, F, 1, 4, 5, 5));
+    conv2d(0, NCHW, F, CUDNN_DEFAULT_MATH, 1, 4, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, xs);
+    cudnnDestroyTensorDescriptor(xs);
+    /* 11: one input channel: an NCHW x is also NHWC memory -> expressible as nhwc with an NHWC filter */
+    TH_OK(cudnnCreateTensorDescriptor(&xs));
+    TH_OK(cudnnSetTensor4dDescriptor(xs, NCHW, F, 1, 1, 6, 6));
+    conv2d(0, NHWC, F, CUDNN_DEFAULT_MATH, 1, 1, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, xs);
+    cudnnDestroyTensorDescriptor(xs);
     /* a call that fails validation prints nothing */
     float one = 1, zero = 0;
     TH_STATUS(cudnnConvolutionForward(H, &one, NULL, NULL, NULL, NULL, NULL, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &zero,
@@ -174,6 +184,10 @@ static const char *const EXPECT[] = {
     "--layout nchw --dir fwd --algo 0 --backend cpu\n",
     "FreeDNN bench: cudnnConvolutionForward: not expressible as a freednn bench command: 3-D convolution (the bench runs 2-D "
     "problems only)\n",
+    "FreeDNN bench: cudnnConvolutionForward: not expressible as a freednn bench command: mixed layouts (x NHWC, y NCHW, "
+    "filter NCHW; the bench uses one --layout for all)\n",
+    "FreeDNN bench: cudnnConvolutionForward: freednn bench -b 1 -c 1 -h 6 -w 6 -k 4 -r 3 -s 1 -p 1 --type fp32 --layout nhwc "
+    "--dir fwd --algo 0 --backend cpu\n",
 };
 #define NEXPECT (int)(sizeof EXPECT / sizeof EXPECT[0])
 
@@ -233,7 +247,7 @@ int main(int argc, char **argv)
 
     /* the printed commands replay through the real bench (flag form and descriptor form) */
 #ifdef FDNN_TEST_BENCH
-    const int replay[] = {0, 1, 2, 3};
+    const int replay[] = {0, 1, 2, 3, 9};
     for (size_t i = 0; i < sizeof replay / sizeof replay[0]; i++) {
         const char *line = strstr(EXPECT[replay[i]], "freednn bench ") + strlen("freednn bench ");
         char args[512];
