@@ -161,7 +161,7 @@ assert len(theirs) == 3 and ours, d
 for r in ours:
     assert r["dir"] in theirs and "ratio" in r and r["ratio"] > 0, r
     assert r["theirs_algo"] == theirs[r["dir"]]["algo"], r
-    assert abs(r["ratio"] - r["median_ms"] / r["theirs_median_ms"]) <= 1e-3 * r["ratio"] + 1e-4, r
+    assert abs(r["ratio"] - r["median_ms"] / r["theirs_median_ms"]) <= 0.02 * r["ratio"] + 1e-3, r   # printed rounding
 PY
   run -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --algo 1 --vs-lib "$fake" --json; rc=$?
   python3 - "$tmp/out" $rc <<'PY' && ok || { fail "--vs-lib --algo N pairs equal numbers"; head -c 600 "$tmp/err"; }
