@@ -131,8 +131,8 @@ for r in theirs:
     assert r["status"] == "SUCCESS", r
     assert r["verified"] == "ok" and r["max_error"] <= r["tolerance"], r
     assert r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"], r
-    # TFLOP/s is printed with 6 decimals: a tiny problem descheduled on a loaded machine can show 0
-    assert r["gbs"] > 0 and (r["tflops"] > 0 or r["median_ms"] > 1), r
+    # TFLOP/s and GB/s are printed with 6 and 4 decimals: a tiny problem descheduled on a loaded machine can show 0
+    assert r["median_ms"] > 1 or (r["gbs"] > 0 and r["tflops"] > 0), r
     assert r["deterministic"] == "yes", r
 assert {r["workspace_bytes"] for r in theirs} == {0, 64}, theirs
 ours = [r for r in d if r["lib"] == "FreeDNN"]
