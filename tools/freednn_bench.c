@@ -228,6 +228,7 @@ typedef struct {
     int verified; /* 0 no, 1 yes passed, -1 failed, 2 skipped (too large) */
     double their_med; /* vs-lib median, 0 if none */
     int have_their;
+    int their_algo;   /* the algorithm their median belongs to */
 } result;
 
 static result *results;
@@ -565,7 +566,8 @@ static void print_summary(FILE *f, const result *r, const problem *ps)
         fprintf(f, " MaxError: %.3g (tolerance %.3g, %s)", r->maxerr, r->tol, r->verified == 1 ? "ok" : "FAILED");
     else if (r->verified == 2)
         fprintf(f, " MaxError: skipped (problem above %.0e FLOP)", VERIFY_FLOP_LIMIT);
-    if (r->have_their) fprintf(f, " Theirs: %.4f ms Ratio(ours/theirs): %.3f", r->their_med * 1e3, r->tmed / r->their_med);
+    if (r->have_their)
+        fprintf(f, " Theirs: %.4f ms (algo %d) Ratio(ours/theirs): %.3f", r->their_med * 1e3, r->their_algo, r->tmed / r->their_med);
     fprintf(f, " AvgTime: %.4f ms\n", r->tavg * 1e3);
 }
 
@@ -597,7 +599,7 @@ static void print_machine(const options *o, const problem *ps)
     if (o->csv)
         fprintf(f, "lib,problem,n,c,h,w,k,r,s,stride_h,stride_w,pad_h,pad_w,dil_h,dil_w,groups,type,layout,dir,algo,"
                    "algo_name,status,message,workspace_bytes,math,deterministic,min_ms,median_ms,avg_ms,tflops,gbs,"
-                   "host_us,max_error,tolerance,verified,theirs_median_ms,ratio\n");
+                   "host_us,max_error,tolerance,verified,theirs_median_ms,theirs_algo,ratio\n");
     else fprintf(f, "[\n");
     for (int i = 0; i < nresults; i++) {
         const result *r = &results[i];
@@ -613,9 +615,9 @@ static void print_machine(const options *o, const problem *ps)
                     c->r, c->s, c->sh, c->sw, c->ph, c->pw, c->dh, c->dw, c->g, o->type, o->nhwc ? "nhwc" : "nchw",
                     dir_name[r->dir], r->algo, an, r->status);
             csv_str(f, r->message);
-            fprintf(f, ",%zu,%s,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.3f,%.6g,%.6g,%s,%.6f,%.4f\n", r->ws, math_name(r->math),
+            fprintf(f, ",%zu,%s,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.3f,%.6g,%.6g,%s,%.6f,%d,%.4f\n", r->ws, math_name(r->math),
                     det, r->tmin * 1e3, r->tmed * 1e3, r->tavg * 1e3, r->tflops, r->gbs, r->host * 1e6, r->maxerr,
-                    r->tol, ver, r->have_their ? r->their_med * 1e3 : 0.0,
+                    r->tol, ver, r->have_their ? r->their_med * 1e3 : 0.0, r->have_their ? r->their_algo : -1,
                     r->have_their && r->their_med > 0 ? r->tmed / r->their_med : 0.0);
         } else {
             fprintf(f, "  {\"lib\": ");
@@ -634,8 +636,8 @@ static void print_machine(const options *o, const problem *ps)
                     r->ws, math_name(r->math), det, r->tmin * 1e3, r->tmed * 1e3, r->tavg * 1e3, r->tflops, r->gbs,
                     r->host * 1e6, isfinite(r->maxerr) ? r->maxerr : 1e308, r->tol, ver);
             if (r->have_their)
-                fprintf(f, ", \"theirs_median_ms\": %.6f, \"ratio\": %.4f", r->their_med * 1e3,
-                        r->their_med > 0 ? r->tmed / r->their_med : 0.0);
+                fprintf(f, ", \"theirs_median_ms\": %.6f, \"theirs_algo\": %d, \"ratio\": %.4f", r->their_med * 1e3,
+                        r->their_algo, r->their_med > 0 ? r->tmed / r->their_med : 0.0);
             fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
         }
     }
@@ -654,7 +656,7 @@ static void print_table(const problem *ps)
                dir_name[r->dir], r->algo, r->status, r->ws, r->tmin * 1e3, r->tmed * 1e3, r->tflops, r->gbs);
         if (r->verified == 1 || r->verified == -1) printf(" err %.2g/%.2g %s", r->maxerr, r->tol, r->verified == 1 ? "ok" : "FAILED");
         else if (r->verified == 2) printf(" verify skipped");
-        if (r->have_their) printf(" theirs %.4f ms ratio %.3f", r->their_med * 1e3, r->tmed / r->their_med);
+        if (r->have_their) printf(" theirs %.4f ms (algo %d) ratio %.3f", r->their_med * 1e3, r->their_algo, r->tmed / r->their_med);
         printf("\n");
     }
 }
@@ -905,13 +907,17 @@ int fdt_bench_main(int argc, char **argv)
             int mid = nresults;
             if (nlibs == 2) {
                 run_dir(&o, &libs[1], &ps[pi], pi, (dirn)d, &prog, ntot);
-                /* attach their median to our result of the same algorithm */
+                /* attach their median to our result: with the heuristic default (no --algo) our
+                 * default pick against theirs, whatever the algorithm numbers; with --algo all
+                 * or N, the result of the same algorithm number */
                 for (int i = first; i < mid; i++)
                     for (int j = mid; j < nresults; j++)
-                        if (results[j].algo == results[i].algo && !strcmp(results[i].status, "SUCCESS") &&
+                        if ((o.algo == -1 || results[j].algo == results[i].algo) && !strcmp(results[i].status, "SUCCESS") &&
                             !strcmp(results[j].status, "SUCCESS")) {
                             results[i].their_med = results[j].tmed;
+                            results[i].their_algo = results[j].algo;
                             results[i].have_their = results[j].tmed > 0;
+                            break;
                         }
             }
             if (isatty(2) && !o.csv && !o.json) fprintf(stderr, "\r%60s\r", "");

@@ -10,6 +10,9 @@
 #include "../dispatch/conv.h"
 #include "../cpu/conv_cpu.h"
 
+void fdnn_conv_logbench(cudnnHandle_t h, int dir, const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
+                        const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y, int algo); /* conv_logbench.c */
+
 static const char *const DIR_NAME[] = {"forward", "backward-data", "backward-filter"};
 static const int ALGO_COUNT[] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                  CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
@@ -85,6 +88,7 @@ static cudnnStatus_t execute(cudnnHandle_t h, fdnn_conv_dir dir, const struct cu
     fdnn_conv_problem p;
     FDNN_CHECK(build(h, dir, xd, wd, cd, yd, &p));
     log_problem(h, dir, xd, wd, cd, yd, algo, ws_size);
+    fdnn_conv_logbench(h, (int)dir, xd, wd, cd, yd, algo);
     FDNN_CHECK_PTR(alpha, "alpha");
     FDNN_CHECK_PTR(beta, "beta");
     if (dir != FDNN_CONV_FWD) FDNN_CHECK_PTR(y, "dy");
@@ -572,6 +576,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
     fdnn_conv_problem p;
     FDNN_CHECK(build(handle, FDNN_CONV_FWD, xDesc, wDesc, convDesc, yDesc, &p));
     log_problem(handle, FDNN_CONV_FWD, xDesc, wDesc, convDesc, yDesc, (int)algo, workSpaceSizeInBytes);
+    fdnn_conv_logbench(handle, (int)FDNN_CONV_FWD, xDesc, wDesc, convDesc, yDesc, (int)algo);
     FDNN_CHECK(fdnn_check_tensor(zDesc, "zDesc"));
     if (zDesc->nb_dims != yDesc->nb_dims || memcmp(zDesc->dim, yDesc->dim, sizeof(int) * (size_t)yDesc->nb_dims) != 0)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "zDesc dims must equal yDesc dims");

@@ -130,7 +130,9 @@ assert len(theirs) == 6, theirs                       # 3 directions x 2 algorit
 for r in theirs:
     assert r["status"] == "SUCCESS", r
     assert r["verified"] == "ok" and r["max_error"] <= r["tolerance"], r
-    assert r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"] and r["tflops"] > 0 and r["gbs"] > 0, r
+    assert r["median_ms"] > 0 and r["min_ms"] <= r["median_ms"], r
+    # TFLOP/s and GB/s are printed with 6 and 4 decimals: a tiny problem descheduled on a loaded machine can show 0
+    assert r["median_ms"] > 1 or (r["gbs"] > 0 and r["tflops"] > 0), r
     assert r["deterministic"] == "yes", r
 assert {r["workspace_bytes"] for r in theirs} == {0, 64}, theirs
 ours = [r for r in d if r["lib"] == "FreeDNN"]
@@ -148,7 +150,31 @@ PY
   [ $rc -eq 0 ] && python3 -c "
 import csv; r=[x for x in csv.DictReader(open('$tmp/out')) if x['lib']=='$fake']
 assert r and all(x['status']=='SUCCESS' and x['verified']=='ok' and float(x['max_error'])==0 for x in r), r" && ok || fail "--vs-lib fake int8"
+  # default algorithm (no --algo): our pick is compared with theirs in every direction that ran on both,
+  # even where the numbers differ; with --algo N only the same number is paired
+  run -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --dir all --vs-lib "$fake" --json; rc=$?
+  python3 - "$tmp/out" $rc "$fake" <<'PY' && ok || { fail "--vs-lib default picks paired"; head -c 600 "$tmp/err"; }
+import json, sys
+d = json.load(open(sys.argv[1])); rc = int(sys.argv[2]); fake = sys.argv[3]
+assert rc == 0, rc
+theirs = {r["dir"]: r for r in d if r["lib"] == fake and r["status"] == "SUCCESS"}
+ours = [r for r in d if r["lib"] == "FreeDNN" and r["status"] == "SUCCESS"]
+assert len(theirs) == 3 and ours, d
+for r in ours:
+    assert r["dir"] in theirs and "ratio" in r and r["ratio"] > 0, r
+    assert r["theirs_algo"] == theirs[r["dir"]]["algo"], r
+    assert abs(r["ratio"] - r["median_ms"] / r["theirs_median_ms"]) <= 0.02 * r["ratio"] + 1e-3, r   # printed rounding
+PY
+  run -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --algo 1 --vs-lib "$fake" --json; rc=$?
+  python3 - "$tmp/out" $rc <<'PY' && ok || { fail "--vs-lib --algo N pairs equal numbers"; head -c 600 "$tmp/err"; }
+import json, sys
+d = json.load(open(sys.argv[1])); assert int(sys.argv[2]) == 0
+for r in d:
+    if "ratio" in r: assert r["theirs_algo"] == r["algo"] == 1, r
+PY
   run -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --vs-lib "$fake"
+  grep -q "^ConvFwdAlgo: .* lib: FreeDNN .* Theirs: [0-9.]* ms (algo 0) Ratio(ours/theirs): [0-9.]* " "$tmp/out" \
+    && ok || fail "--vs-lib text: ratio of the default picks"
   grep -q "vs-lib $fake: cuDNN version 90100" "$tmp/out" && grep -q "^ConvFwdAlgo: 0 (CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) lib: $fake .*MedianTime: .* AvgTime: [0-9.]* ms\$" "$tmp/out" \
     && ok || fail "--vs-lib text summary line"
   # a library computing a wrong value: --verify must catch it and exit 1
