@@ -9,6 +9,9 @@
 #include "../core/backend_util.h"
 #include "../dispatch/conv.h"
 #include "../cpu/conv_cpu.h"
+#ifdef FDNN_HAVE_CUDA
+#include "../cuda/cuda_ops.h"
+#endif
 
 void fdnn_conv_logbench(cudnnHandle_t h, int dir, const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
                         const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y, int algo); /* conv_logbench.c */
@@ -565,7 +568,34 @@ static cudnnStatus_t check_bias_desc(const struct cudnnTensorStruct *b, const ch
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+#ifdef FDNN_HAVE_CUDA
+/* The CUDA epilogue as a sequence of launches on the handle's stream: y = alpha2*z (or
+ * nothing), y = alpha1*conv(x) + (alpha2 != 0)*y, y += bias, y = act(y). Intermediate values are
+ * rounded to y's type between steps (cuDNN's fused kernels round once). */
+static cudnnStatus_t cuda_bias_act(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_impl *impl, const void *x, const void *w,
+                                   void *ws, size_t ws_size, double a1, double a2, const struct cudnnTensorStruct *zd, const void *z,
+                                   const struct cudnnTensorStruct *bd, const void *bias, const struct cudnnActivationStruct *act,
+                                   const struct cudnnTensorStruct *yd, void *y)
+{
+    if (a2 != 0.0) {
+        int same = z == y && memcmp(zd->stride, yd->stride, sizeof(int) * (size_t)yd->nb_dims) == 0;
+        if (same) {
+            if (a2 != 1.0) FDNN_CHECK(fdnn_cuda_scale_tensor(h, yd, y, a2));
+        } else {
+            FDNN_CHECK(fdnn_cuda_transform_tensor(h, a2, zd, z, 0.0, yd, y));
+        }
+    }
+    fdnn_conv_args a = {x, w, NULL, y, ws, ws_size, a1, a2 != 0.0 ? 1.0 : 0.0};
+    FDNN_CHECK(impl->run(h, p, &a));
+    FDNN_CHECK(fdnn_cuda_add_broadcast(h, 1.0, bd, bias, 1.0, yd, y));
+    if (act->mode == CUDNN_ACTIVATION_RELU)
+        FDNN_CHECK(fdnn_cuda_activation_fwd(h, CUDNN_ACTIVATION_RELU, act->coef, act->swish_beta, act->nan_opt == CUDNN_PROPAGATE_NAN, 1.0,
+                                            yd, y, 0.0, yd, y));
+    return CUDNN_STATUS_SUCCESS;
+}
+#endif
+
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
     cudnnHandle_t handle, const void *alpha1, const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnFilterDescriptor_t wDesc,
     const void *w, const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void *workSpace, size_t workSpaceSizeInBytes,
@@ -598,9 +628,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
     FDNN_CHECK_PTR(z, "z");
     FDNN_CHECK_PTR(bias, "bias");
     FDNN_CHECK_PTR(y, "y");
-    FDNN_CHECK(cpu_only(handle));
     const fdnn_conv_impl *impl;
     FDNN_CHECK(choose(handle, &p, (int)algo, workSpace, workSpaceSizeInBytes, &impl));
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return cuda_bias_act(handle, &p, impl, x, w, workSpace, workSpaceSizeInBytes, fdnn_scalar(alpha1, p.xtype),
+                             fdnn_scalar(alpha2, p.xtype), zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
+#endif
     fdnn_conv_args a = {x, w, NULL, y, workSpace, workSpaceSizeInBytes, 1.0, 0.0};
     fdnn_bias_act_args e;
     memset(&e, 0, sizeof e);
@@ -618,7 +652,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
     return fdnn_cpu_conv_bias_act(handle, &p, impl, &a, &e);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardBias(cudnnHandle_t handle, const void *alpha, const cudnnTensorDescriptor_t dyDesc,
                                                                    const void *dy, const void *beta, const cudnnTensorDescriptor_t dbDesc,
                                                                    void *db)
@@ -645,6 +679,11 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardBias(cudnnHandle_t
     FDNN_CHECK_PTR(beta, "beta");
     FDNN_CHECK_PTR(dy, "dy");
     FDNN_CHECK_PTR(db, "db");
+#ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_cuda_reduce_tensor(handle, CUDNN_REDUCE_TENSOR_ADD, 0, NULL, fdnn_scalar(alpha, t), dyDesc, dy, fdnn_scalar(beta, t),
+                                       dbDesc, db);
+#endif
     FDNN_CHECK(cpu_only(handle));
     int64_t s[5];
     int d[3];
