@@ -124,10 +124,16 @@ void fdnn_log(cudnnSeverity_t sev, cudnnHandle_t handle, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline int fdnn_log_on(cudnnSeverity_t sev) { return (fdnn_log_mask >> sev) & 1; }
 
-/* Every public function starts with FDNN_API_ENTER(): it names the call for error
- * messages and, at info level, logs it. The argument list string is built only when
- * info logging is on. */
-#define FDNN_API_ENTER() fdnn_set_current_api(__func__)
+/* Every public function starts with FDNN_API_ENTER(): it names the call for error messages
+ * and, at info level, logs "function X() called" (one line per API call). FDNN_API_LOG adds the
+ * call's arguments and descriptor contents as indented lines below it, as cuDNN's log does.
+ * Nothing is formatted unless info logging is on. */
+void fdnn_log_call(const char *func);
+#define FDNN_API_ENTER()                                                     \
+    do {                                                                     \
+        fdnn_set_current_api(__func__);                                      \
+        if (fdnn_log_on(CUDNN_SEV_INFO)) fdnn_log_call(__func__);            \
+    } while (0)
 #define FDNN_API_LOG(handle, ...)                                            \
     do {                                                                     \
         if (fdnn_log_on(CUDNN_SEV_INFO)) fdnn_log(CUDNN_SEV_INFO, handle, __VA_ARGS__); \

@@ -70,19 +70,24 @@ static const char *sev_name(cudnnSeverity_t s)
     }
 }
 
-void fdnn_log(cudnnSeverity_t sev, cudnnHandle_t handle, const char *fmt, ...)
+/* One message to the destination and the callback. A call line (detail == 0) reads
+ * "I! FreeDNN (v8907) function X() called:"; details are indented lines below it; errors and
+ * warnings name the function they come from. */
+static void emit(cudnnSeverity_t sev, cudnnHandle_t handle, int detail, const char *msg)
 {
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     struct timeval now;
     gettimeofday(&now, NULL);
+    char line[2400];
+    if (detail)
+        snprintf(line, sizeof line, "i!     %s", msg);
+    else if (msg[0])
+        snprintf(line, sizeof line, "%s! FreeDNN (v%d) function %s() called: %s", sev_name(sev), CUDNN_VERSION, fdnn_current_api(), msg);
+    else
+        snprintf(line, sizeof line, "%s! FreeDNN (v%d) function %s() called: time=%ld.%06ld pid=%d", sev_name(sev), CUDNN_VERSION,
+                 fdnn_current_api(), (long)now.tv_sec, (long)now.tv_usec, (int)getpid());
     pthread_mutex_lock(&log_lock);
     if ((env_mask >> sev) & 1 && log_dest) {
-        fprintf(log_dest, "%s! FreeDNN (v%d) function %s() called: %s\n", sev_name(sev), CUDNN_VERSION,
-                fdnn_current_api(), msg);
+        fprintf(log_dest, "%s\n", line);
         fflush(log_dest);
     }
     cudnnCallback_t fn = cb_fn;
@@ -102,10 +107,24 @@ void fdnn_log(cudnnSeverity_t sev, cudnnHandle_t handle, const char *fmt, ...)
         dbg.pid = (unsigned long long)getpid();
         dbg.tid = (unsigned long long)syscall(SYS_gettid);
         dbg.cudaDeviceId = handle ? handle->device : -1;
-        char line[2304];
-        snprintf(line, sizeof line, "function %s() called: %s", fdnn_current_api(), msg);
         fn(sev, ud, &dbg, line);
     }
+}
+
+void fdnn_log_call(const char *func)
+{
+    (void)func; /* the current API name is already set */
+    emit(CUDNN_SEV_INFO, NULL, 0, "");
+}
+
+void fdnn_log(cudnnSeverity_t sev, cudnnHandle_t handle, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    emit(sev, handle, sev == CUDNN_SEV_INFO, msg);
 }
 
 /* api: any */
