@@ -1,0 +1,30 @@
+/* CUDA implementations of the "adv" family (RNN engine, CTC loss), called from the engine
+ * entries in src/cpu/rnn_cpu.c and from src/api/ctc.c when the handle is a CUDA handle. Without
+ * the CUDA backend these are inline NOT_SUPPORTED versions. */
+#ifndef FDNN_CUDA_ADV_H
+#define FDNN_CUDA_ADV_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "../cpu/rnn_cpu.h"
+
+#ifdef FDNN_HAVE_CUDA
+cudnnStatus_t fdnn_rnn_cuda_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const void *x, const fdnn_rnn_io *yio, void *y,
+                                    const void *hx, void *hy, const void *cx, void *cy);
+cudnnStatus_t fdnn_rnn_cuda_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, const void *dy, const fdnn_rnn_io *xio, void *dx,
+                                          const void *hx, const void *dhy, void *dhx, const void *cx, const void *dcy, void *dcx);
+cudnnStatus_t fdnn_rnn_cuda_backward_weights(const fdnn_rnn_run *r, int add, const void *hx, void *dw);
+#else
+static inline cudnnStatus_t fdnn_rnn_cuda_unavailable(void)
+{
+    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "FreeDNN was built without the CUDA backend");
+}
+#define fdnn_rnn_cuda_forward(...) fdnn_rnn_cuda_unavailable()
+#define fdnn_rnn_cuda_backward_data(...) fdnn_rnn_cuda_unavailable()
+#define fdnn_rnn_cuda_backward_weights(...) fdnn_rnn_cuda_unavailable()
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
