@@ -14,6 +14,12 @@ cudnnStatus_t fdnn_rnn_cuda_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xi
 cudnnStatus_t fdnn_rnn_cuda_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, const void *dy, const fdnn_rnn_io *xio, void *dx,
                                           const void *hx, const void *dhy, void *dhx, const void *cx, const void *dcy, void *dcx);
 cudnnStatus_t fdnn_rnn_cuda_backward_weights(const fdnn_rnn_run *r, int add, const void *hx, void *dw);
+/* CTC loss (src/cuda/ctc_cuda.cu); arguments as fdnn_ctc_cpu. labels_on_host: the three label
+ * arrays are host memory (cudnnCTCLoss) and are copied into the workspace's int area;
+ * otherwise they are device memory (cudnnCTCLoss_v8) and validated by the kernel. */
+cudnnStatus_t fdnn_ctc_cuda(cudnnHandle_t h, const float *probs, const int64_t st[3], int T, int N, int A, const int *labels,
+                            const int *label_len, const int *input_len, int labels_on_host, int softmax, int propagate_nan, float *costs,
+                            float *grads, const int64_t gst[3], int max_label, void *work);
 #else
 static inline cudnnStatus_t fdnn_rnn_cuda_unavailable(void)
 {
@@ -22,6 +28,7 @@ static inline cudnnStatus_t fdnn_rnn_cuda_unavailable(void)
 #define fdnn_rnn_cuda_forward(...) fdnn_rnn_cuda_unavailable()
 #define fdnn_rnn_cuda_backward_data(...) fdnn_rnn_cuda_unavailable()
 #define fdnn_rnn_cuda_backward_weights(...) fdnn_rnn_cuda_unavailable()
+#define fdnn_ctc_cuda(...) fdnn_rnn_cuda_unavailable()
 #endif
 
 #ifdef __cplusplus
