@@ -7,6 +7,7 @@
 extern "C" {
 #endif
 #include "../cpu/rnn_cpu.h"
+#include "../cpu/attn_cpu.h"
 
 #ifdef FDNN_HAVE_CUDA
 cudnnStatus_t fdnn_rnn_cuda_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const void *x, const fdnn_rnn_io *yio, void *y,
@@ -20,6 +21,16 @@ cudnnStatus_t fdnn_rnn_cuda_backward_weights(const fdnn_rnn_run *r, int add, con
 cudnnStatus_t fdnn_ctc_cuda(cudnnHandle_t h, const float *probs, const int64_t st[3], int T, int N, int A, const int *labels,
                             const int *label_len, const int *input_len, int labels_on_host, int softmax, int propagate_nan, float *costs,
                             float *grads, const int64_t gst[3], int max_label, void *work);
+/* multi-head attention engine (src/cuda/attn_cuda.cu), arguments as the CPU engine's */
+cudnnStatus_t fdnn_attn_cuda_forward(const fdnn_attn_run *r, int currIdx, const struct cudnnSeqDataStruct *qd, const void *q, const void *resid,
+                                     const struct cudnnSeqDataStruct *kd, const void *k, const struct cudnnSeqDataStruct *vd, const void *v,
+                                     const struct cudnnSeqDataStruct *od, void *out);
+cudnnStatus_t fdnn_attn_cuda_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDataStruct *dod, const void *dout,
+                                           const struct cudnnSeqDataStruct *dqd, void *dq, const struct cudnnSeqDataStruct *dkd, void *dk,
+                                           const struct cudnnSeqDataStruct *dvd, void *dv);
+cudnnStatus_t fdnn_attn_cuda_backward_weights(const fdnn_attn_run *r, int add, const struct cudnnSeqDataStruct *qd, const void *q,
+                                              const struct cudnnSeqDataStruct *kd, const void *k, const struct cudnnSeqDataStruct *vd, const void *v,
+                                              const struct cudnnSeqDataStruct *dod, const void *dout, void *dw);
 #else
 static inline cudnnStatus_t fdnn_rnn_cuda_unavailable(void)
 {
@@ -29,6 +40,9 @@ static inline cudnnStatus_t fdnn_rnn_cuda_unavailable(void)
 #define fdnn_rnn_cuda_backward_data(...) fdnn_rnn_cuda_unavailable()
 #define fdnn_rnn_cuda_backward_weights(...) fdnn_rnn_cuda_unavailable()
 #define fdnn_ctc_cuda(...) fdnn_rnn_cuda_unavailable()
+#define fdnn_attn_cuda_forward(...) fdnn_rnn_cuda_unavailable()
+#define fdnn_attn_cuda_backward_data(...) fdnn_rnn_cuda_unavailable()
+#define fdnn_attn_cuda_backward_weights(...) fdnn_rnn_cuda_unavailable()
 #endif
 
 #ifdef __cplusplus
