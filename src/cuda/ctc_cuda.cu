@@ -8,7 +8,8 @@
  * into the int area at the end of the workspace. cudnnCTCLoss_v8 passes device arrays that the
  * host cannot validate without a synchronisation: the kernel checks them and an entry with an
  * input length outside [1, T], a label length outside [0, maxLabelLength] or a label outside
- * [1, A-1] gets cost NaN and NaN gradients (the call itself returns SUCCESS). */
+ * [1, A-1] (or after an entry with an invalid label length) gets cost NaN and NaN gradients
+ * (the call itself returns SUCCESS). */
 #include <math.h>
 #include <stdint.h>
 #include <cuda_runtime.h>
@@ -45,11 +46,16 @@ __global__ void k_ctc(CtcArgs a)
     __shared__ double sh_logP;
     if (tid == 0) {
         long long loff = 0;
-        for (int k = 0; k < n; k++) loff += a.label_len[k];
+        int bad = 0;
+        for (int k = 0; k < n; k++) { /* an invalid earlier length would misplace this entry's labels */
+            int lk = a.label_len[k];
+            bad |= lk < 0 || lk > a.maxL;
+            loff += lk;
+        }
         sh_loff = loff;
         sh_L = a.label_len[n];
         sh_Tn = a.input_len[n];
-        sh_bad = sh_Tn < 1 || sh_Tn > T || sh_L < 0 || sh_L > a.maxL;
+        sh_bad = bad || sh_Tn < 1 || sh_Tn > T || sh_L < 0 || sh_L > a.maxL;
     }
     __syncthreads();
     const int L = sh_L, Tn = sh_Tn, S = 2 * L + 1;
