@@ -311,8 +311,6 @@ static cudnnStatus_t prepare(cudnnHandle_t handle, const struct cudnnAttnStruct 
                              const char *on, size_t wsize, const void *w, size_t work_size, void *work, fdnn_attn_run *run)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "multi-head attention is not implemented on the CUDA backend yet");
     FDNN_CHECK(attn_check(a, "attnDesc"));
     FDNN_CHECK(seq_check(qd, qn));
     FDNN_CHECK(seq_check(kd, kn));
@@ -338,9 +336,12 @@ static cudnnStatus_t prepare(cudnnHandle_t handle, const struct cudnnAttnStruct 
     FDNN_CHECK(check_like(od, on, qd, qn));
     if (!lo || !hi) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "loWinIdx and hiWinIdx must not be NULL");
     if (!lenqo || !lenkv) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "the device sequence length arrays must not be NULL");
-    if (memcmp(lenqo, qd->seq_len, sizeof(int) * qd->n_len) != 0)
+    /* on a CUDA handle the device length arrays are device memory and are not read: the engine
+     * uses the descriptors' host seqLengthArray (cuDNN requires both to hold the same lengths) */
+    int cuda = handle->backend == FDNN_BACKEND_CUDA;
+    if (!cuda && memcmp(lenqo, qd->seq_len, sizeof(int) * qd->n_len) != 0)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "the Q/O device sequence lengths differ from the seqLengthArray of %s", qn);
-    if (memcmp(lenkv, kd->seq_len, sizeof(int) * kd->n_len) != 0)
+    if (!cuda && memcmp(lenkv, kd->seq_len, sizeof(int) * kd->n_len) != 0)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "the K/V device sequence lengths differ from the seqLengthArray of %s", kn);
     size_t need = (size_t)fdnn_attn_weight_count(&g) * fdnn_dtype_size(a->data_type);
     if (wsize != need) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "weightSizeInBytes=%zu must be %zu", wsize, need);
@@ -349,6 +350,7 @@ static cudnnStatus_t prepare(cudnnHandle_t handle, const struct cudnnAttnStruct 
     if (work_size < wk || !work)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpace is NULL or workSpaceSizeInBytes=%zu is smaller than the %zu bytes required", work_size, wk);
     memset(run, 0, sizeof *run);
+    run->handle = handle;
     run->g = g;
     run->g.Tq = Tq; run->g.Tk = Tk; run->g.B = B; run->g.Mq = Mq; run->g.Mkv = Mkv;
     run->dt = a->data_type;
@@ -376,7 +378,7 @@ static const struct cudnnDropoutStruct *active_dropout(cudnnDropoutDescriptor_t 
     return (d && d->is_set && d->dropout > 0.0f) ? d : NULL;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc, int currIdx,
                                                                 const int loWinIdx[], const int hiWinIdx[], const int devSeqLengthsQO[],
                                                                 const int devSeqLengthsKV[], const cudnnSeqDataDescriptor_t qDesc, const void *queries,
@@ -406,11 +408,10 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t ha
         run.attn_drop = active_dropout(attnDesc->attn_dropout);
         run.post_drop = active_dropout(attnDesc->post_dropout);
     }
-    fdnn_attn_cpu_forward(&run, currIdx, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out);
-    return CUDNN_STATUS_SUCCESS;
+    return fdnn_attn_cpu_forward(&run, currIdx, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc, const int loWinIdx[],
                                                                      const int hiWinIdx[], const int devSeqLengthsDQDO[], const int devSeqLengthsDKDV[],
                                                                      const cudnnSeqDataDescriptor_t doDesc, const void *dout,
@@ -430,11 +431,10 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(cudnnHandle
     run.res = reserveSpace;
     run.attn_drop = active_dropout(attnDesc->attn_dropout);
     run.post_drop = active_dropout(attnDesc->post_dropout);
-    fdnn_attn_cpu_backward_data(&run, doDesc, dout, dqDesc, dqueries, dkDesc, dkeys, dvDesc, dvalues);
-    return CUDNN_STATUS_SUCCESS;
+    return fdnn_attn_cpu_backward_data(&run, doDesc, dout, dqDesc, dqueries, dkDesc, dkeys, dvDesc, dvalues);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc,
                                                                         cudnnWgradMode_t addGrad, const cudnnSeqDataDescriptor_t qDesc,
                                                                         const void *queries, const cudnnSeqDataDescriptor_t kDesc, const void *keys,
@@ -448,8 +448,6 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(cudnnHan
     fdnn_attn_run run;
     /* windows and device lengths are not inputs of this call: pass the descriptors' own */
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "multi-head attention is not implemented on the CUDA backend yet");
     FDNN_CHECK(seq_check(qDesc, "qDesc"));
     FDNN_CHECK(seq_check(kDesc, "kDesc"));
     FDNN_CHECK(prepare(handle, attnDesc, no_window, no_window, qDesc->seq_len, kDesc->seq_len, qDesc, "qDesc", kDesc, "kDesc", vDesc, "vDesc", doDesc,
@@ -462,6 +460,6 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(cudnnHan
     run.res = reserveSpace;
     run.lo = run.hi = NULL;
     run.post_drop = active_dropout(attnDesc->post_dropout);
-    fdnn_attn_cpu_backward_weights(&run, addGrad == CUDNN_WGRAD_MODE_ADD, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, dweights);
-    return CUDNN_STATUS_SUCCESS;
+    return fdnn_attn_cpu_backward_weights(&run, addGrad == CUDNN_WGRAD_MODE_ADD, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout,
+                                          dweights);
 }

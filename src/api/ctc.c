@@ -5,10 +5,11 @@
  * and the gradient is the same expression (with respect to the activations that produced
  * them). Labels are packed (concatenated per batch entry) in both cudnnCTCLoss and
  * cudnnCTCLoss_v8; blank is label 0. The NON_DETERMINISTIC algorithm maps to the
- * deterministic one. */
+ * deterministic one. On a CUDA handle the loss runs in src/cuda/ctc_cuda.cu. */
 #include <stdlib.h>
 #include <string.h>
 #include "../core/adv_desc.h"
+#include "../cuda/cuda_adv.h"
 
 #define FDNN_CTC_LEGACY_MAX_LABEL 256
 
@@ -187,14 +188,16 @@ static cudnnStatus_t ctc_run(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo, cons
                              void *workspace, size_t wsBytes, int v8)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "CTC loss is not implemented on the CUDA backend yet");
+    int cuda = handle->backend == FDNN_BACKEND_CUDA;
     int T = 0, N = 0, A = 0, maxL = 0;
     FDNN_CHECK(ctc_shapes(algo, c, pd, gd, &T, &N, &A));
     FDNN_CHECK_PTR(probs, "probs");
     FDNN_CHECK_PTR(costs, "costs");
     if (gradients && !gd) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "gradients is given but gradientsDesc is NULL");
-    if (v8) FDNN_CHECK(ctc_check_labels(T, N, A, labels, labelLengths, inputLengths, c->max_label_length, "maxLabelLength", &maxL));
+    /* cudnnCTCLoss_v8 on a CUDA handle: the label arrays are device memory, checked by the kernel */
+    if (v8 && cuda) {
+        if (!labels || !labelLengths || !inputLengths) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "labels, labelLengths or inputLengths is NULL");
+    } else if (v8) FDNN_CHECK(ctc_check_labels(T, N, A, labels, labelLengths, inputLengths, c->max_label_length, "maxLabelLength", &maxL));
     else FDNN_CHECK(ctc_check_labels(T, N, A, labels, labelLengths, inputLengths, FDNN_CTC_LEGACY_MAX_LABEL, "256", &maxL));
     if (v8) maxL = c->max_label_length;
     size_t need = fdnn_ctc_cpu_work_bytes(T, N, A, maxL);
@@ -205,12 +208,16 @@ static cudnnStatus_t ctc_run(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo, cons
     int64_t st[3] = {pd->stride[0], pd->stride[1], pd->stride[2]};
     int64_t gst[3] = {0, 0, 0};
     if (gd) { gst[0] = gd->stride[0]; gst[1] = gd->stride[1]; gst[2] = gd->stride[2]; }
+    if (cuda)
+        return fdnn_ctc_cuda(handle, (const float *)probs, st, T, N, A, labels, labelLengths, inputLengths, !v8,
+                             c->norm_mode == CUDNN_LOSS_NORMALIZATION_SOFTMAX, c->grad_mode == CUDNN_PROPAGATE_NAN, (float *)costs,
+                             (float *)gradients, gst, maxL, workspace);
     fdnn_ctc_cpu((const float *)probs, st, T, N, A, labels, labelLengths, inputLengths, c->norm_mode == CUDNN_LOSS_NORMALIZATION_SOFTMAX,
                  c->grad_mode == CUDNN_PROPAGATE_NAN, (float *)costs, (float *)gradients, gst, maxL, workspace);
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDescriptor_t probsDesc, const void *probs,
                                                    const int hostLabels[], const int hostLabelLengths[], const int hostInputLengths[],
                                                    void *costs, const cudnnTensorDescriptor_t gradientsDesc, void *gradients,
@@ -222,7 +229,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnCTCLoss(cudnnHandle_t handle, const c
                    gradients, workspace, workSpaceSizeInBytes, 0);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t ctcLossDesc,
                                                       const cudnnTensorDescriptor_t probsDesc, const void *probs, const int labels[],
                                                       const int labelLengths[], const int inputLengths[], void *costs,
@@ -234,7 +241,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudn
                    workspace, workSpaceSizeInBytes, 1);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle, const cudnnTensorDescriptor_t probsDesc,
                                                                    const cudnnTensorDescriptor_t gradientsDesc, const int *labels,
                                                                    const int *labelLengths, const int *inputLengths,
@@ -243,8 +250,6 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t
 {
     FDNN_API_ENTER();
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "CTC loss is not implemented on the CUDA backend yet");
     int T = 0, N = 0, A = 0, maxL = 0;
     FDNN_CHECK(ctc_shapes(algo, ctcLossDesc, probsDesc, gradientsDesc, &T, &N, &A));
     FDNN_CHECK_PTR(sizeInBytes, "sizeInBytes");
@@ -253,7 +258,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
                                                                       cudnnCTCLossDescriptor_t ctcLossDesc,
                                                                       const cudnnTensorDescriptor_t probsDesc,
@@ -261,8 +266,6 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize_v8(cudnnHandl
 {
     FDNN_API_ENTER();
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "CTC loss is not implemented on the CUDA backend yet");
     int T = 0, N = 0, A = 0;
     FDNN_CHECK(ctc_shapes(algo, ctcLossDesc, probsDesc, gradientsDesc, &T, &N, &A));
     FDNN_CHECK_PTR(sizeInBytes, "sizeInBytes");

@@ -24,8 +24,6 @@ cudnnStatus_t fdnn_rnn_prepare(cudnnHandle_t handle, const struct cudnnRNNStruct
                                void *res, int training, fdnn_rnn_run *run, fdnn_rnn_io *xio, fdnn_rnn_io *yio, int64_t **pack)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA)
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "RNNs are not implemented on the CUDA backend yet");
     FDNN_CHECK(fdnn_rnn_check(rd, "rnnDesc"));
     FDNN_CHECK(fdnn_rnn_data_check(xd, "xDesc"));
     FDNN_CHECK(fdnn_rnn_data_check(yd, "yDesc"));
@@ -39,7 +37,9 @@ cudnnStatus_t fdnn_rnn_prepare(cudnnHandle_t handle, const struct cudnnRNNStruct
     if (yd->layout != xd->layout || yd->max_seq != xd->max_seq || yd->batch != xd->batch ||
         memcmp(yd->seq_len, xd->seq_len, sizeof(int) * (size_t)xd->batch) != 0)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "yDesc must have the layout, maxSeqLength, batchSize and seqLengthArray of xDesc");
-    if (devSeqLengths && memcmp(devSeqLengths, xd->seq_len, sizeof(int) * (size_t)xd->batch) != 0)
+    /* On a CUDA handle devSeqLengths is device memory: it is not read; the engine uses the host
+     * seqLengthArray of xDesc (the cuDNN contract says both hold the same lengths). */
+    if (handle->backend != FDNN_BACKEND_CUDA && devSeqLengths && memcmp(devSeqLengths, xd->seq_len, sizeof(int) * (size_t)xd->batch) != 0)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "devSeqLengths differs from the seqLengthArray of xDesc");
     if (!devSeqLengths) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "devSeqLengths is NULL");
     int T = xd->max_seq, N = xd->batch;
@@ -60,6 +60,7 @@ cudnnStatus_t fdnn_rnn_prepare(cudnnHandle_t handle, const struct cudnnRNNStruct
             return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "reserveSpace is NULL or reserveSpaceSize=%zu is smaller than the %zu bytes required", res_size, rk);
     }
     memset(run, 0, sizeof *run);
+    run->handle = handle;
     run->desc = rd;
     run->g = g;
     run->T = T;
@@ -97,7 +98,7 @@ cudnnStatus_t fdnn_rnn_prepare(cudnnHandle_t handle, const struct cudnnRNNStruct
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnForwardMode_t fwdMode,
                                                       const int32_t devSeqLengths[], cudnnRNNDataDescriptor_t xDesc, const void *x,
                                                       cudnnRNNDataDescriptor_t yDesc, void *y, cudnnTensorDescriptor_t hDesc, const void *hx,
@@ -116,12 +117,12 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudn
     if (!x || !y) { free(pack); return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "x or y is NULL"); }
     if ((hx || hy) && !hDesc) { free(pack); return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "hx or hy is given but hDesc is NULL"); }
     FDNN_API_LOG(handle, "mode=%d T=%d N=%d training=%d", (int)rnnDesc->cell_mode, run.T, run.N, run.training);
-    fdnn_rnn_cpu_forward(&run, &xio, x, &yio, y, hx, hy, cx, cy);
+    cudnnStatus_t st = fdnn_rnn_cpu_forward(&run, &xio, x, &yio, y, hx, hy, cx, cy);
     free(pack);
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, const int32_t devSeqLengths[],
                                                               cudnnRNNDataDescriptor_t yDesc, const void *y, const void *dy,
                                                               cudnnRNNDataDescriptor_t xDesc, void *dx, cudnnTensorDescriptor_t hDesc,
@@ -138,12 +139,12 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardData_v8(cudnnHandle_t hand
                                 workSpace, reserveSpaceSize, reserveSpace, 1, &run, &xio, &yio, &pack));
     (void)y;
     if (!dy || !dx) { free(pack); return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "dy or dx is NULL"); }
-    fdnn_rnn_cpu_backward_data(&run, &yio, dy, &xio, dx, hx, dhy, dhx, cx, dcy, dcx);
+    cudnnStatus_t st = fdnn_rnn_cpu_backward_data(&run, &yio, dy, &xio, dx, hx, dhy, dhx, cx, dcy, dcx);
     free(pack);
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnWgradMode_t addGrad,
                                                                  const int32_t devSeqLengths[], cudnnRNNDataDescriptor_t xDesc, const void *x,
                                                                  cudnnTensorDescriptor_t hDesc, const void *hx, cudnnRNNDataDescriptor_t yDesc,
@@ -169,7 +170,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights_v8(cudnnHandle_t h
                                 workSpaceSize, workSpace, reserveSpaceSize, reserveSpace, 1, &run, &xio, &yio, &pack));
     (void)x;
     (void)y;
-    fdnn_rnn_cpu_backward_weights(&run, addGrad == CUDNN_WGRAD_MODE_ADD, hx, dweightSpace);
+    cudnnStatus_t st = fdnn_rnn_cpu_backward_weights(&run, addGrad == CUDNN_WGRAD_MODE_ADD, hx, dweightSpace);
     free(pack);
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }

@@ -316,7 +316,7 @@ static cudnnStatus_t same_dims(const struct cudnnTensorStruct *a, const struct c
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetRNNWorkspaceSize(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength,
                                                                const cudnnTensorDescriptor_t *xDesc, size_t *sizeInBytes)
 {
@@ -335,7 +335,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetRNNWorkspaceSize(cudnnHandle_t han
     return s;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetRNNTrainingReserveSize(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength,
                                                                      const cudnnTensorDescriptor_t *xDesc, size_t *sizeInBytes)
 {
@@ -436,7 +436,6 @@ static cudnnStatus_t legacy_run(cudnnHandle_t handle, const struct cudnnRNNStruc
                                 void *hy, const void *cx, void *cy, const void *dhy, void *dhx, const void *dcy, void *dcx)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "RNNs are not implemented on the CUDA backend yet");
     legacy_t L;
     cudnnStatus_t s = legacy_setup(r, seqLength, xDesc, yDesc, &L);
     size_t wb = 0;
@@ -450,16 +449,16 @@ static cudnnStatus_t legacy_run(cudnnHandle_t handle, const struct cudnnRNNStruc
         s = fdnn_rnn_prepare(handle, &L.rnn, L.len, &L.xd, &L.yd, hxDesc, cd, wb, w, wsSize, ws, resSize, res, training, &run, &xio, &yio, &pack);
     if (s == CUDNN_STATUS_SUCCESS && (!a0 || !a1)) s = FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "a data pointer (x, y, dy, dx or dw) is NULL");
     if (s == CUDNN_STATUS_SUCCESS) {
-        if (op == 0) fdnn_rnn_cpu_forward(&run, &xio, a0, &yio, a1, hx, hy, cx, cy);
-        else if (op == 1) fdnn_rnn_cpu_backward_data(&run, &yio, a0, &xio, a1, hx, dhy, dhx, cx, dcy, dcx);
-        else fdnn_rnn_cpu_backward_weights(&run, 1, hx, a1);
+        if (op == 0) s = fdnn_rnn_cpu_forward(&run, &xio, a0, &yio, a1, hx, hy, cx, cy);
+        else if (op == 1) s = fdnn_rnn_cpu_backward_data(&run, &yio, a0, &xio, a1, hx, dhy, dhx, cx, dcy, dcx);
+        else s = fdnn_rnn_cpu_backward_weights(&run, 1, hx, a1);
     }
     free(pack);
     legacy_free(&L);
     return s;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardInference(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength,
                                                                const cudnnTensorDescriptor_t *xDesc, const void *x, const cudnnTensorDescriptor_t hxDesc,
                                                                const void *hx, const cudnnTensorDescriptor_t cxDesc, const void *cx,
@@ -474,7 +473,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardInference(cudnnHandle_t han
                       hy, cx, cy, NULL, NULL, NULL, NULL);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardTraining(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength,
                                                               const cudnnTensorDescriptor_t *xDesc, const void *x, const cudnnTensorDescriptor_t hxDesc,
                                                               const void *hx, const cudnnTensorDescriptor_t cxDesc, const void *cx,
@@ -490,7 +489,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardTraining(cudnnHandle_t hand
                       reserveSpaceSizeInBytes, 1, 0, x, y, hx, hy, cx, cy, NULL, NULL, NULL, NULL);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardData(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength,
                                                            const cudnnTensorDescriptor_t *yDesc, const void *y, const cudnnTensorDescriptor_t *dyDesc,
                                                            const void *dy, const cudnnTensorDescriptor_t dhyDesc, const void *dhy,
@@ -512,7 +511,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardData(cudnnHandle_t handle,
                       reserveSpaceSizeInBytes, 1, 1, dy, dx, hx, NULL, cx, NULL, dhy, dhx, dcy, dcx);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength,
                                                               const cudnnTensorDescriptor_t *xDesc, const void *x, const cudnnTensorDescriptor_t hxDesc,
                                                               const void *hx, const cudnnTensorDescriptor_t *yDesc, const void *y, const void *workSpace,
@@ -541,7 +540,6 @@ static cudnnStatus_t ex_run(cudnnHandle_t handle, const struct cudnnRNNStruct *r
                             const void *dcy, void *dcx, int attn_args)
 {
     FDNN_CHECK(fdnn_check_handle(handle, "handle"));
-    if (handle->backend == FDNN_BACKEND_CUDA) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "RNNs are not implemented on the CUDA backend yet");
     if (attn_args) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the attention arguments (keys, cAttn, iAttn, queries, dkeys) must be NULL");
     FDNN_CHECK(fdnn_rnn_check(r, "rnnDesc"));
     FDNN_CHECK(fdnn_rnn_data_check(xd, "xDesc"));
@@ -566,14 +564,15 @@ static cudnnStatus_t ex_run(cudnnHandle_t handle, const struct cudnnRNNStruct *r
         free(pack);
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "a data pointer (x, y, dy, dx or dw) is NULL");
     }
-    if (op == 0) fdnn_rnn_cpu_forward(&run, &xio, a0, &yio, a1, hx, hy, cx, cy);
-    else if (op == 1) fdnn_rnn_cpu_backward_data(&run, &yio, a0, &xio, a1, hx, dhy, dhx, cx, dcy, dcx);
-    else fdnn_rnn_cpu_backward_weights(&run, 1, hx, a1);
+    cudnnStatus_t st;
+    if (op == 0) st = fdnn_rnn_cpu_forward(&run, &xio, a0, &yio, a1, hx, hy, cx, cy);
+    else if (op == 1) st = fdnn_rnn_cpu_backward_data(&run, &yio, a0, &xio, a1, hx, dhy, dhx, cx, dcy, dcx);
+    else st = fdnn_rnn_cpu_backward_weights(&run, 1, hx, a1);
     free(pack);
-    return CUDNN_STATUS_SUCCESS;
+    return st;
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardInferenceEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t xDesc,
                                                                  const void *x, const cudnnTensorDescriptor_t hxDesc, const void *hx,
                                                                  const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnFilterDescriptor_t wDesc,
@@ -592,7 +591,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardInferenceEx(cudnnHandle_t h
                   NULL, NULL, NULL, attn);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardTrainingEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t xDesc,
                                                                 const void *x, const cudnnTensorDescriptor_t hxDesc, const void *hx,
                                                                 const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnFilterDescriptor_t wDesc,
@@ -611,7 +610,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNForwardTrainingEx(cudnnHandle_t ha
                   x, y, hx, hy, cx, cy, NULL, NULL, NULL, NULL, attn);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardDataEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t yDesc,
                                                              const void *y, const cudnnRNNDataDescriptor_t dyDesc, const void *dy,
                                                              const cudnnRNNDataDescriptor_t dcDesc, const void *dcAttn, const cudnnTensorDescriptor_t dhyDesc,
@@ -635,7 +634,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardDataEx(cudnnHandle_t handl
                   dy, dx, hx, NULL, cx, NULL, dhy, dhx, dcy, dcx, attn);
 }
 
-/* api: cpu */
+/* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeightsEx(cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const cudnnRNNDataDescriptor_t xDesc,
                                                                 const void *x, const cudnnTensorDescriptor_t hxDesc, const void *hx,
                                                                 const cudnnRNNDataDescriptor_t yDesc, const void *y, void *workSpace,

@@ -6,6 +6,7 @@
 #include "attn_cpu.h"
 #include "rnn_cpu.h"
 #include "../core/philox.h"
+#include "../cuda/cuda_adv.h"
 
 static int pos(int v) { return v > 0 ? v : 0; }
 
@@ -90,6 +91,8 @@ size_t fdnn_attn_work_bytes(const fdnn_attn_geom *g)
     sizes_t z;
     sizes_of(g, &z);
     int64_t n = fdnn_attn_weight_count(g) + fwd_doubles(&z) + z.rq * g->qS + z.rk * (g->kS + g->vS) + z.rq * g->O + z.nhd;
+    /* the CUDA engine's extra [rows x heads x Tk] buffer and its int copies of lengths and windows */
+    n += z.npr + (z.Sq + z.Skv + 2 * (int64_t)g->Tq + 1) / 2 + 1;
     return (size_t)n * sizeof(double);
 }
 
@@ -209,10 +212,11 @@ static int64_t kv_seq(const fdnn_attn_geom *g, int64_t s)
     return g->one_to_one ? s : (s / g->Mq) * g->Mkv;
 }
 
-void fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const struct cudnnSeqDataStruct *qd, const void *q, const void *resid,
+cudnnStatus_t fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const struct cudnnSeqDataStruct *qd, const void *q, const void *resid,
                            const struct cudnnSeqDataStruct *kd, const void *k, const struct cudnnSeqDataStruct *vd, const void *v,
                            const struct cudnnSeqDataStruct *od, void *out)
 {
+    if (r->handle && r->handle->backend == FDNN_BACKEND_CUDA) return fdnn_attn_cuda_forward(r, currIdx, qd, q, resid, kd, k, vd, v, od, out);
     const fdnn_attn_geom *g = &r->g;
     sizes_t z;
     sizes_of(g, &z);
@@ -282,12 +286,14 @@ void fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const struct cud
             }
         }
     scatter(od, out, r->dt, z.Sq, Tq, O, r->lenq, currIdx, b.Y);
+    return CUDNN_STATUS_SUCCESS;
 }
 
-void fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDataStruct *dod, const void *dout,
+cudnnStatus_t fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDataStruct *dod, const void *dout,
                                  const struct cudnnSeqDataStruct *dqd, void *dq, const struct cudnnSeqDataStruct *dkd, void *dk,
                                  const struct cudnnSeqDataStruct *dvd, void *dv)
 {
+    if (r->handle && r->handle->backend == FDNN_BACKEND_CUDA) return fdnn_attn_cuda_backward_data(r, dod, dout, dqd, dq, dkd, dk, dvd, dv);
     const fdnn_attn_geom *g = &r->g;
     sizes_t z;
     sizes_of(g, &z);
@@ -364,12 +370,15 @@ void fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDa
     scatter(dqd, dq, r->dt, z.Sq, Tq, g->qS, r->lenq, -1, b.XQ);
     scatter(dkd, dk, r->dt, z.Skv, Tk, g->kS, r->lenkv, -1, b.XK);
     scatter(dvd, dv, r->dt, z.Skv, Tk, g->vS, r->lenkv, -1, b.XV);
+    return CUDNN_STATUS_SUCCESS;
 }
 
-void fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, const struct cudnnSeqDataStruct *qd, const void *q,
+cudnnStatus_t fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, const struct cudnnSeqDataStruct *qd, const void *q,
                                     const struct cudnnSeqDataStruct *kd, const void *k, const struct cudnnSeqDataStruct *vd, const void *v,
                                     const struct cudnnSeqDataStruct *dod, const void *dout, void *dw)
 {
+    if (r->handle && r->handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_attn_cuda_backward_weights(r, add, qd, q, kd, k, vd, v, dod, dout, dw);
     const fdnn_attn_geom *g = &r->g;
     sizes_t z;
     sizes_of(g, &z);
@@ -410,4 +419,5 @@ void fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, const struc
     }
 #pragma omp parallel for if(nw > 32768)
     for (int64_t i = 0; i < nw; i++) fdnn_store(dw, r->dt, i, (add ? fdnn_load(dw, r->dt, i) : 0.0) + G[i]);
+    return CUDNN_STATUS_SUCCESS;
 }

@@ -26,6 +26,7 @@ size_t fdnn_attn_work_bytes(const fdnn_attn_geom *g);
 size_t fdnn_attn_reserve_bytes(const fdnn_attn_geom *g);
 
 typedef struct fdnn_attn_run {
+    cudnnHandle_t handle;             /* a CUDA handle sends the engine entries to src/cuda/attn_cuda.cu */
     fdnn_attn_geom g;                 /* with the problem's Tq, Tk, B, Mq, Mkv */
     cudnnDataType_t dt;
     const int *lenq, *lenkv;          /* B*Mq and B*Mkv sequence lengths */
@@ -36,13 +37,14 @@ typedef struct fdnn_attn_run {
     double *res;                      /* reserve space; NULL in inference */
 } fdnn_attn_run;
 
-void fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const struct cudnnSeqDataStruct *qd, const void *q, const void *resid,
+/* Engine entries: CPU, or the GPU when r->handle is a CUDA handle. */
+cudnnStatus_t fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const struct cudnnSeqDataStruct *qd, const void *q, const void *resid,
                            const struct cudnnSeqDataStruct *kd, const void *k, const struct cudnnSeqDataStruct *vd, const void *v,
                            const struct cudnnSeqDataStruct *od, void *out);
-void fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDataStruct *dod, const void *dout,
+cudnnStatus_t fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct cudnnSeqDataStruct *dod, const void *dout,
                                  const struct cudnnSeqDataStruct *dqd, void *dq, const struct cudnnSeqDataStruct *dkd, void *dk,
                                  const struct cudnnSeqDataStruct *dvd, void *dv);
-void fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, const struct cudnnSeqDataStruct *qd, const void *q,
+cudnnStatus_t fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, const struct cudnnSeqDataStruct *qd, const void *q,
                                     const struct cudnnSeqDataStruct *kd, const void *k, const struct cudnnSeqDataStruct *vd, const void *v,
                                     const struct cudnnSeqDataStruct *dod, const void *dout, void *dw);
 #endif

@@ -15,7 +15,9 @@ static inline double lse2(double a, double b)
 size_t fdnn_ctc_cpu_work_bytes(int T, int N, int A, int max_label)
 {
     size_t S = 2 * (size_t)max_label + 1;
-    return (size_t)N * ((size_t)T * (size_t)A + 2 * (size_t)T * S + (size_t)A) * sizeof(double);
+    /* plus an int area (labels, label and input lengths) the CUDA backend copies host labels to */
+    size_t ints = ((size_t)N * (size_t)max_label + 2 * (size_t)N) * sizeof(int);
+    return (size_t)N * ((size_t)T * (size_t)A + 2 * (size_t)T * S + (size_t)A) * sizeof(double) + ((ints + 7) & ~(size_t)7);
 }
 
 void fdnn_ctc_cpu(const float *probs, const int64_t st[3], int T, int N, int A, const int *labels, const int *label_len,

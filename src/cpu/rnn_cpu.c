@@ -13,6 +13,7 @@
 #include <string.h>
 #include "rnn_cpu.h"
 #include "../core/philox.h"
+#include "../cuda/cuda_adv.h"
 
 void fdnn_rnn_geom_of(const struct cudnnRNNStruct *r, fdnn_rnn_geom *g)
 {
@@ -114,8 +115,11 @@ static int max_in(const fdnn_rnn_geom *g) { return g->in0 > g->D * g->P ? g->in0
 static int64_t work_doubles(const fdnn_rnn_geom *g, int T, int N)
 {
     int64_t TN = (int64_t)T * N;
-    return fdnn_rnn_weight_count(g) + TN * g->D * g->P + TN * max_in(g) + (int64_t)N * (2 * g->G * g->H + 2 * g->P + 2 * g->H) + 16;
+    return fdnn_rnn_weight_count(g) + TN * g->D * g->P + TN * max_in(g) + (int64_t)N * (2 * g->G * g->H + 2 * g->P + 2 * g->H) + 16 +
+           (N + T + 2);
 }
+
+int64_t fdnn_rnn_work_doubles(const fdnn_rnn_geom *g, int T, int N) { return work_doubles(g, T, N); }
 
 size_t fdnn_rnn_work_bytes(const fdnn_rnn_geom *g, int T, int N, int training)
 {
@@ -198,9 +202,10 @@ static inline double drop_scale(const fdnn_rnn_run *r, int l, int64_t idx)
 }
 
 /* ---------------------------------------------------------------- forward */
-void fdnn_rnn_cpu_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const void *x, const fdnn_rnn_io *yio, void *y,
-                          const void *hx, void *hy, const void *cx, void *cy)
+cudnnStatus_t fdnn_rnn_cpu_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const void *x, const fdnn_rnn_io *yio, void *y,
+                                   const void *hx, void *hy, const void *cx, void *cy)
 {
+    if (r->handle && r->handle->backend == FDNN_BACKEND_CUDA) return fdnn_rnn_cuda_forward(r, xio, x, yio, y, hx, hy, cx, cy);
     ctx_t c;
     ctx_init(&c, r);
     const fdnn_rnn_geom *g = &r->g;
@@ -320,12 +325,15 @@ void fdnn_rnn_cpu_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const v
             for (int v = 0; v < D * P; v++) fdnn_store(y, yio->dtype, o + v, c.dY[((int64_t)t * N + n) * D * P + v]);
         }
     fill_padding(yio, y);
+    return CUDNN_STATUS_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- backward data */
-void fdnn_rnn_cpu_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, const void *dy, const fdnn_rnn_io *xio, void *dx,
-                                const void *hx, const void *dhy, void *dhx, const void *cx, const void *dcy, void *dcx)
+cudnnStatus_t fdnn_rnn_cpu_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, const void *dy, const fdnn_rnn_io *xio, void *dx,
+                                         const void *hx, const void *dhy, void *dhx, const void *cx, const void *dcy, void *dcx)
 {
+    if (r->handle && r->handle->backend == FDNN_BACKEND_CUDA)
+        return fdnn_rnn_cuda_backward_data(r, yio, dy, xio, dx, hx, dhy, dhx, cx, dcy, dcx);
     ctx_t c;
     ctx_init(&c, r);
     const fdnn_rnn_geom *g = &r->g;
@@ -440,6 +448,7 @@ void fdnn_rnn_cpu_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, c
             for (int v = 0; v < g->in0; v++) fdnn_store(dx, xio->dtype, o + v, c.dX[((int64_t)t * N + n) * g->in0 + v]);
         }
     fill_padding(xio, dx);
+    return CUDNN_STATUS_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- backward weights */
@@ -448,8 +457,9 @@ static void acc_store(void *dw, cudnnDataType_t dt, int64_t o, double v, int add
     fdnn_store(dw, dt, o, add ? fdnn_load(dw, dt, o) + v : v);
 }
 
-void fdnn_rnn_cpu_backward_weights(const fdnn_rnn_run *r, int add, const void *hx, void *dw)
+cudnnStatus_t fdnn_rnn_cpu_backward_weights(const fdnn_rnn_run *r, int add, const void *hx, void *dw)
 {
+    if (r->handle && r->handle->backend == FDNN_BACKEND_CUDA) return fdnn_rnn_cuda_backward_weights(r, add, hx, dw);
     ctx_t c;
     ctx_init(&c, r);
     const fdnn_rnn_geom *g = &r->g;
@@ -509,4 +519,5 @@ void fdnn_rnn_cpu_backward_weights(const fdnn_rnn_run *r, int add, const void *h
         }
     }
     for (int64_t i = 0; i < nw; i++) acc_store(dw, r->dtype, i, grad[i], add);
+    return CUDNN_STATUS_SUCCESS;
 }

@@ -21,6 +21,9 @@ int64_t fdnn_rnn_weight_count(const fdnn_rnn_geom *g);
 /* Scratch sizes in bytes for a problem of maxSeq x batch. */
 size_t fdnn_rnn_reserve_bytes(const fdnn_rnn_geom *g, int T, int N);
 size_t fdnn_rnn_work_bytes(const fdnn_rnn_geom *g, int T, int N, int training);
+/* Size of the workspace part before the inference-time reserve, in doubles; its last N+T+2
+ * doubles are left for the CUDA engine's device copy of lengths and pack offsets. */
+int64_t fdnn_rnn_work_doubles(const fdnn_rnn_geom *g, int T, int N);
 
 /* One sequence-data buffer: element (t, n, v) -> offset via layout. */
 typedef struct fdnn_rnn_io {
@@ -35,6 +38,7 @@ typedef struct fdnn_rnn_io {
 int64_t fdnn_rnn_io_off(const fdnn_rnn_io *io, int t, int n);
 
 typedef struct fdnn_rnn_run {
+    cudnnHandle_t handle;       /* a CUDA handle sends the engine entries to src/cuda/rnn_cuda.cu */
     const struct cudnnRNNStruct *desc;
     fdnn_rnn_geom g;
     int T, N;
@@ -46,9 +50,10 @@ typedef struct fdnn_rnn_run {
     void *reserve;              /* reserve space (training) */
 } fdnn_rnn_run;
 
-void fdnn_rnn_cpu_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const void *x, const fdnn_rnn_io *yio, void *y,
+/* Engine entries: run on the CPU, or on the GPU when r->handle is a CUDA handle. */
+cudnnStatus_t fdnn_rnn_cpu_forward(const fdnn_rnn_run *r, const fdnn_rnn_io *xio, const void *x, const fdnn_rnn_io *yio, void *y,
                           const void *hx, void *hy, const void *cx, void *cy);
-void fdnn_rnn_cpu_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, const void *dy, const fdnn_rnn_io *xio, void *dx,
+cudnnStatus_t fdnn_rnn_cpu_backward_data(const fdnn_rnn_run *r, const fdnn_rnn_io *yio, const void *dy, const fdnn_rnn_io *xio, void *dx,
                                 const void *hx, const void *dhy, void *dhx, const void *cx, const void *dcy, void *dcx);
-void fdnn_rnn_cpu_backward_weights(const fdnn_rnn_run *r, int add, const void *hx, void *dw);
+cudnnStatus_t fdnn_rnn_cpu_backward_weights(const fdnn_rnn_run *r, int add, const void *hx, void *dw);
 #endif

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include "cuda_backend.h"
 #include "cuda_internal.h"
+#include "cublas_loader.h"
 
 int fdnn_cuda_usable(char *why, size_t why_n)
 {
@@ -72,6 +73,7 @@ void fdnn_cuda_handle_free(cudnnHandle_t h)
 {
     fdnn_cuda_state *s = h->cuda;
     if (!s) return;
+    fdnn_cublas_handle_free(s->cublas);
     free(s);
     h->cuda = NULL;
 }

@@ -9,6 +9,7 @@ typedef struct fdnn_cuda_state {
     int device;
     int cc;                       /* compute capability, e.g. 90 */
     struct cudaDeviceProp prop;
+    void *cublas;                 /* cublasHandle_t, created on first use (cublas_loader.c) */
 } fdnn_cuda_state;
 
 static inline cudaStream_t fdnn_cuda_stream(cudnnHandle_t h) { return (cudaStream_t)h->stream; }

@@ -80,6 +80,14 @@ static void make_problem(prob_t *p, int T, int N, int A, int maxL)
 static void free_problem(prob_t *p) { free(p->lablen); free(p->inlen); free(p->lab); free(p->act); }
 
 /* Runs one API variant; layout 0: packed (T,N,A); 1: stored N-major (strides A, T*A, 1). */
+/* a library-visible copy of a host buffer (device memory on a CUDA handle) */
+static void *up(const void *src, size_t bytes)
+{
+    void *d = th_alloc(h, bytes ? bytes : 1);
+    if (bytes) th_upload(h, d, src, bytes);
+    return d;
+}
+
 static cudnnStatus_t run_ctc(const prob_t *p, int v8, int softmax, int layout, cudnnCTCLossAlgo_t algo, float *costs, float *grad,
                              const float *in_override)
 {
@@ -112,17 +120,29 @@ static cudnnStatus_t run_ctc(const prob_t *p, int v8, int softmax, int layout, c
     cudnnStatus_t s;
     if (v8) s = cudnnGetCTCLossWorkspaceSize_v8(h, algo, c, pd, pd, &ws);
     else s = cudnnGetCTCLossWorkspaceSize(h, pd, pd, p->lab, p->lablen, p->inlen, algo, c, &ws);
-    void *w = malloc(ws ? ws : 1);
+    void *w = th_alloc(h, ws ? ws : 1);
     float *gtmp = malloc(sizeof(float) * T * N * A);
     for (int i = 0; i < T * N * A; i++) gtmp[i] = NAN;
+    size_t pb = sizeof(float) * T * N * A;
+    void *din = up(in, pb), *dg = up(gtmp, pb), *dcost = th_alloc(h, sizeof(float) * N);
     if (s == CUDNN_STATUS_SUCCESS) {
-        if (v8) s = cudnnCTCLoss_v8(h, algo, c, pd, in, p->lab, p->lablen, p->inlen, costs, pd, gtmp, ws, w);
-        else s = cudnnCTCLoss(h, pd, in, p->lab, p->lablen, p->inlen, costs, pd, gtmp, algo, c, w, ws);
+        if (v8) { /* cudnnCTCLoss_v8 takes the label arrays in device memory */
+            int tot = 0;
+            for (int n = 0; n < N; n++) tot += p->lablen[n];
+            void *dl = up(p->lab, sizeof(int) * (size_t)tot), *dll = up(p->lablen, sizeof(int) * N), *dil = up(p->inlen, sizeof(int) * N);
+            s = cudnnCTCLoss_v8(h, algo, c, pd, din, dl, dll, dil, dcost, pd, dg, ws, w);
+            th_free(h, dl); th_free(h, dll); th_free(h, dil);
+        } else {
+            s = cudnnCTCLoss(h, pd, din, p->lab, p->lablen, p->inlen, dcost, pd, dg, algo, c, w, ws);
+        }
+        th_download(h, gtmp, dg, pb);
+        th_download(h, costs, dcost, sizeof(float) * N);
     }
+    th_free(h, din); th_free(h, dg); th_free(h, dcost);
     for (int t = 0; t < T; t++)
         for (int n = 0; n < N; n++)
             for (int a = 0; a < A; a++) grad[(t * N + n) * A + a] = gtmp[t * st[0] + n * st[1] + a];
-    free(in); free(w); free(gtmp);
+    free(in); th_free(h, w); free(gtmp);
     cudnnDestroyCTCLossDescriptor(c);
     cudnnDestroyTensorDescriptor(pd);
     return s;
@@ -222,13 +242,17 @@ static void test_infeasible(void)
         cudnnSetCTCLossDescriptor_v8(c, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX, mode ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, 4);
         size_t ws;
         TH_OK(cudnnGetCTCLossWorkspaceSize_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c, pd, pd, &ws));
-        void *w = malloc(ws);
-        TH_OK(cudnnCTCLoss_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c, pd, in, lab, ll, il, &cost, pd, g, ws, w));
+        void *w = th_alloc(h, ws), *din = up(in, sizeof in), *dl = up(lab, sizeof lab), *dll = up(ll, sizeof ll), *dil = up(il, sizeof il);
+        void *dg = th_alloc(h, sizeof g), *dc = th_alloc(h, sizeof cost);
+        TH_OK(cudnnCTCLoss_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c, pd, din, dl, dll, dil, dc, pd, dg, ws, w));
+        th_download(h, g, dg, sizeof g);
+        th_download(h, &cost, dc, sizeof cost);
+        th_free(h, din); th_free(h, dl); th_free(h, dll); th_free(h, dil); th_free(h, dg); th_free(h, dc);
         TH_CHECK(isinf(cost) && cost > 0, "infeasible alignment gives +inf cost (got %g)", cost);
         int ok = 1;
         for (int i = 0; i < 6; i++) ok &= mode ? isnan(g[i]) : g[i] == 0.0f;
         TH_CHECK(ok, "infeasible gradient is %s", mode ? "NaN with PROPAGATE_NAN" : "zero with NOT_PROPAGATE_NAN");
-        free(w);
+        th_free(h, w);
         cudnnDestroyCTCLossDescriptor(c);
     }
     cudnnDestroyTensorDescriptor(pd);
@@ -254,7 +278,7 @@ static void test_errors(void)
     size_t ws = 0;
     TH_OK(cudnnGetCTCLossWorkspaceSize_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c, pd, pd, &ws));
     TH_CHECK(ws > 0, "workspace size positive");
-    void *w = malloc(ws);
+    void *w = th_alloc(h, ws);
     float in[32], costs[2] = {123, 123}, g[32];
     for (int i = 0; i < 32; i++) { in[i] = (float)(i % 5) * 0.1f; g[i] = 7; }
     const cudnnCTCLossAlgo_t D = CUDNN_CTC_LOSS_ALGO_DETERMINISTIC;
@@ -272,12 +296,15 @@ static void test_errors(void)
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, lab, ll, il, costs, bad, g, ws, w), CUDNN_STATUS_BAD_PARAM);
     TH_STATUS(cudnnCTCLoss_v8(h, D, unset, pd, in, lab, ll, il, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);
     int lab0[4] = {1, 0, 3, 1}, labA[4] = {1, 2, 4, 1}, ll3[2] = {3, 1}, llneg[2] = {-1, 2}, ilT[2] = {5, 3}, il0[2] = {0, 3};
+    /* on a CUDA handle the _v8 label arrays are device memory, checked by the kernel (test_gpu_label_checks) */
+    if (!th_is_gpu(h)) {
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, lab0, ll, il, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);   /* blank in labels */
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, labA, ll, il, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);   /* label >= A */
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, lab, ll3, il, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);   /* > maxLabelLength */
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, lab, llneg, il, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, lab, ll, ilT, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);   /* > T */
     TH_STATUS(cudnnCTCLoss_v8(h, D, c, pd, in, lab, ll, il0, costs, pd, g, ws, w), CUDNN_STATUS_BAD_PARAM);
+    }
     TH_STATUS(cudnnCTCLoss(h, pd, in, lab0, ll, il, costs, pd, g, D, c, w, ws), CUDNN_STATUS_BAD_PARAM);
     TH_STATUS(cudnnCTCLoss(h, dbl, in, lab, ll, il, costs, dbl, g, D, c, w, ws), CUDNN_STATUS_NOT_SUPPORTED);
     int *big = calloc(600, sizeof(int)), bl[2] = {257, 1}, bil[2] = {4, 4};
@@ -294,7 +321,7 @@ static void test_errors(void)
     cudnnSetTensor4dDescriptor(d4, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, T, N, A, 1);
     TH_STATUS(cudnnGetCTCLossWorkspaceSize_v8(h, D, c, d4, d4, &ws), CUDNN_STATUS_BAD_PARAM);
     cudnnDestroyTensorDescriptor(d4);
-    free(w);
+    th_free(h, w);
     cudnnDestroyCTCLossDescriptor(c);
     cudnnDestroyCTCLossDescriptor(unset);
     cudnnDestroyTensorDescriptor(pd);
@@ -302,19 +329,44 @@ static void test_errors(void)
     cudnnDestroyTensorDescriptor(dbl);
 }
 
+/* CUDA handle: cudnnCTCLoss_v8 cannot validate device label arrays on the host; an entry with a
+ * bad label, label length or input length gets cost NaN (and NaN gradients), the others are
+ * computed normally */
+static void test_gpu_label_checks(void)
+{
+    int T = 4, N = 2, A = 4;
+    int lab[4] = {1, 0, 3, 1}, ll[2] = {2, 2}, il[2] = {4, 3};
+    cudnnTensorDescriptor_t pd;
+    cudnnCreateTensorDescriptor(&pd);
+    int dims[3] = {T, N, A}, st[3] = {N * A, A, 1};
+    cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, dims, st);
+    cudnnCTCLossDescriptor_t c;
+    cudnnCreateCTCLossDescriptor(&c);
+    cudnnSetCTCLossDescriptor_v8(c, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX, CUDNN_NOT_PROPAGATE_NAN, 2);
+    size_t ws = 0;
+    TH_OK(cudnnGetCTCLossWorkspaceSize_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c, pd, pd, &ws));
+    float in[32], cost[2], g[32];
+    for (int i = 0; i < 32; i++) in[i] = (float)(i % 5) * 0.1f;
+    void *w = th_alloc(h, ws), *din = up(in, sizeof in), *dl = up(lab, sizeof lab), *dll = up(ll, sizeof ll), *dil = up(il, sizeof il);
+    void *dg = th_alloc(h, sizeof g), *dc = th_alloc(h, sizeof cost);
+    TH_OK(cudnnCTCLoss_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c, pd, din, dl, dll, dil, dc, pd, dg, ws, w));
+    th_download(h, cost, dc, sizeof cost);
+    TH_CHECK(isnan(cost[0]) && isfinite(cost[1]) && cost[1] > 0, "bad label on the device: cost NaN for that entry only (%g, %g)", cost[0], cost[1]);
+    th_free(h, w); th_free(h, din); th_free(h, dl); th_free(h, dll); th_free(h, dil); th_free(h, dg); th_free(h, dc);
+    cudnnDestroyCTCLossDescriptor(c);
+    cudnnDestroyTensorDescriptor(pd);
+}
+
 int main(void)
 {
     th_seed(0xC7C);
     h = th_create_handle();
     test_descriptors();
-    if (th_is_gpu(h)) {
-        printf("CTC loss runs on the CPU backend only; GPU data path skipped\n");
-    } else {
-        test_random();
-        test_fd();
-        test_infeasible();
-        test_errors();
-    }
+    test_random();
+    test_fd();
+    test_infeasible();
+    test_errors();
+    if (th_is_gpu(h)) test_gpu_label_checks();
     cudnnDestroy(h);
     return th_finish();
 }

@@ -7,6 +7,42 @@
 
 static cudnnHandle_t h;
 
+
+/* Library-visible twins of host buffers (device memory on a CUDA handle): DV(p) uploads p's
+ * current contents on first use, pull(p) downloads the twin into p. */
+static struct { void *host, *dev; size_t n; } twin[64];
+static int ntwin;
+static void track(void *host, size_t n)
+{
+    twin[ntwin].host = host;
+    twin[ntwin].n = n;
+    twin[ntwin].dev = NULL;
+    ntwin++;
+}
+static void *DV(void *host)
+{
+    for (int i = 0; i < ntwin; i++)
+        if (twin[i].host == host) {
+            if (!twin[i].dev) {
+                twin[i].dev = th_alloc(h, twin[i].n);
+                th_upload(h, twin[i].dev, host, twin[i].n);
+            }
+            return twin[i].dev;
+        }
+    fprintf(stderr, "untracked buffer\n");
+    abort();
+}
+static void pull(void *host)
+{
+    for (int i = 0; i < ntwin; i++)
+        if (twin[i].host == host) th_download(h, host, DV(host), twin[i].n);
+}
+static void twins_free(void)
+{
+    for (int i = 0; i < ntwin; i++) th_free(h, twin[i].dev);
+    ntwin = 0;
+}
+
 static int bits_equal(const float *a, const float *b, long n) { return memcmp(a, b, sizeof(float) * (size_t)n) == 0; }
 
 static void one(int mode, int it)
@@ -70,6 +106,8 @@ static void one(int mode, int it)
     cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3, wdim);
     float *w = malloc(p6);
     for (size_t i = 0; i < p6 / 4; i++) w[i] = (float)th_uniform(-0.6, 0.6);
+    ntwin = 0;
+    track(w, p6);
     /* same parameter addresses */
     cudnnTensorDescriptor_t mt, bt;
     cudnnCreateTensorDescriptor(&mt);
@@ -91,54 +129,71 @@ static void one(int mode, int it)
     for (int n = 0; n < N; n++) tot += len[n];
     long nx = tot * in, ny = tot * D * P, nh = (long)L * D * N * P, nc = (long)L * D * N * H, nw = (long)(p6 / 4);
     float *x = malloc(nx * 4), *hx = malloc(nh * 4), *cx = malloc(nc * 4), *dy = malloc(ny * 4), *dhy = malloc(nh * 4), *dcy = malloc(nc * 4);
+    track(x, (size_t)(nx * 4)); track(hx, (size_t)(nh * 4)); track(cx, (size_t)(nc * 4)); track(dy, (size_t)(ny * 4)); track(dhy, (size_t)(nh * 4)); track(dcy, (size_t)(nc * 4));
     for (long i = 0; i < nx; i++) x[i] = (float)th_uniform(-1, 1);
     for (long i = 0; i < nh; i++) { hx[i] = (float)th_uniform(-1, 1); dhy[i] = (float)th_uniform(-1, 1); }
     for (long i = 0; i < nc; i++) { cx[i] = (float)th_uniform(-1, 1); dcy[i] = (float)th_uniform(-1, 1); }
     for (long i = 0; i < ny; i++) dy[i] = (float)th_uniform(-1, 1);
     float *y6 = malloc(ny * 4), *y8b = malloc(ny * 4), *hy6 = malloc(nh * 4), *hy8 = malloc(nh * 4), *cy6 = malloc(nc * 4), *cy8 = malloc(nc * 4);
+    track(y6, (size_t)(ny * 4)); track(y8b, (size_t)(ny * 4)); track(hy6, (size_t)(nh * 4)); track(hy8, (size_t)(nh * 4)); track(cy6, (size_t)(nc * 4)); track(cy8, (size_t)(nc * 4));
     void *ws = malloc(ws6), *res6 = malloc(rs6), *res8 = malloc(rs8);
-    TH_OK(cudnnRNNForwardTraining(h, r6, T, xd, x, hd, hx, cd, cx, wd, w, yd, y6, hd, hy6, cd, cy6, ws, ws6, res6, rs6));
-    TH_OK(cudnnRNNForward(h, r8, CUDNN_FWD_MODE_TRAINING, len, x8, x, y8, y8b, hd, hx, hy8, cd, cx, cy8, w8, w, ws8, ws, rs8, res8));
+    track(ws, (size_t)(ws6)); track(res6, (size_t)(rs6)); track(res8, (size_t)(rs8));
+    TH_OK(cudnnRNNForwardTraining(h, r6, T, xd, DV(x), hd, DV(hx), cd, DV(cx), wd, DV(w), yd, DV(y6), hd, DV(hy6), cd, DV(cy6), DV(ws), ws6, DV(res6), rs6));
+    TH_OK(cudnnRNNForward(h, r8, CUDNN_FWD_MODE_TRAINING, len, x8, DV(x), y8, DV(y8b), hd, DV(hx), DV(hy8), cd, DV(cx), DV(cy8), w8, DV(w), ws8, DV(ws), rs8, DV(res8)));
+    pull(y6); pull(y8b); pull(hy6); pull(hy8); pull(cy6); pull(cy8);
     TH_CHECK(bits_equal(y6, y8b, ny) && bits_equal(hy6, hy8, nh) && (mode != 2 || bits_equal(cy6, cy8, nc)), "v7 and v8 forward identical (mode %d)", mode);
     float *yi = malloc(ny * 4);
-    TH_OK(cudnnRNNForwardInference(h, r6, T, xd, x, hd, hx, cd, cx, wd, w, yd, yi, hd, hy6, cd, cy6, ws, ws6));
+    track(yi, (size_t)(ny * 4));
+    TH_OK(cudnnRNNForwardInference(h, r6, T, xd, DV(x), hd, DV(hx), cd, DV(cx), wd, DV(w), yd, DV(yi), hd, DV(hy6), cd, DV(cy6), DV(ws), ws6));
+    pull(yi);
     TH_CHECK(bits_equal(yi, y8b, ny), "v7 inference equals training output");
     /* backward data */
     float *dx6 = malloc(nx * 4), *dx8 = malloc(nx * 4), *dhx6 = malloc(nh * 4), *dhx8 = malloc(nh * 4), *dcx6 = malloc(nc * 4), *dcx8 = malloc(nc * 4);
-    TH_OK(cudnnRNNBackwardData(h, r6, T, yd, y6, yd, dy, hd, dhy, cd, dcy, wd, w, hd, hx, cd, cx, xd, dx6, hd, dhx6, cd, dcx6, ws, ws6, res6, rs6));
-    TH_OK(cudnnRNNBackwardData_v8(h, r8, len, y8, y8b, dy, x8, dx8, hd, hx, dhy, dhx8, cd, cx, dcy, dcx8, w8, w, ws8, ws, rs8, res8));
+    track(dx6, (size_t)(nx * 4)); track(dx8, (size_t)(nx * 4)); track(dhx6, (size_t)(nh * 4)); track(dhx8, (size_t)(nh * 4)); track(dcx6, (size_t)(nc * 4)); track(dcx8, (size_t)(nc * 4));
+    TH_OK(cudnnRNNBackwardData(h, r6, T, yd, DV(y6), yd, DV(dy), hd, DV(dhy), cd, DV(dcy), wd, DV(w), hd, DV(hx), cd, DV(cx), xd, DV(dx6), hd, DV(dhx6), cd, DV(dcx6), DV(ws), ws6, DV(res6), rs6));
+    TH_OK(cudnnRNNBackwardData_v8(h, r8, len, y8, DV(y8b), DV(dy), x8, DV(dx8), hd, DV(hx), DV(dhy), DV(dhx8), cd, DV(cx), DV(dcy), DV(dcx8), w8, DV(w), ws8, DV(ws), rs8, DV(res8)));
+    pull(dx6); pull(dx8); pull(dhx6); pull(dhx8); pull(dcx6); pull(dcx8);
     TH_CHECK(bits_equal(dx6, dx8, nx) && bits_equal(dhx6, dhx8, nh) && (mode != 2 || bits_equal(dcx6, dcx8, nc)), "v7 and v8 backward data identical");
     /* backward weights: v7 accumulates */
     float *dw6 = calloc(nw, 4), *dw8 = malloc(nw * 4);
-    TH_OK(cudnnRNNBackwardWeights(h, r6, T, xd, x, hd, hx, yd, y6, ws, ws6, wd, dw6, res6, rs6));
-    TH_OK(cudnnRNNBackwardWeights_v8(h, r8, CUDNN_WGRAD_MODE_SET, len, x8, x, hd, hx, y8, y8b, w8, dw8, ws8, ws, rs8, res8));
+    track(dw6, (size_t)(nw) * 4); track(dw8, (size_t)(nw * 4));
+    TH_OK(cudnnRNNBackwardWeights(h, r6, T, xd, DV(x), hd, DV(hx), yd, DV(y6), DV(ws), ws6, wd, DV(dw6), DV(res6), rs6));
+    TH_OK(cudnnRNNBackwardWeights_v8(h, r8, CUDNN_WGRAD_MODE_SET, len, x8, DV(x), hd, DV(hx), y8, DV(y8b), w8, DV(dw8), ws8, DV(ws), rs8, DV(res8)));
+    pull(dw6); pull(dw8);
     int nz = 0;
     for (long i = 0; i < nw; i++) nz |= dw8[i] != 0;
     TH_CHECK(nz && bits_equal(dw6, dw8, nw), "v7 backward weights (accumulating into zeros) equals v8 SET");
-    TH_OK(cudnnRNNBackwardWeights(h, r6, T, xd, x, hd, hx, yd, y6, ws, ws6, wd, dw6, res6, rs6));
+    TH_OK(cudnnRNNBackwardWeights(h, r6, T, xd, DV(x), hd, DV(hx), yd, DV(y6), DV(ws), ws6, wd, DV(dw6), DV(res6), rs6));
+    pull(dw6);
     int acc = 1;
     for (long i = 0; i < nw; i++) acc &= fabsf(dw6[i] - 2 * dw8[i]) <= 1e-6f * (1 + fabsf(dw8[i]));
     TH_CHECK(acc, "v7 backward weights accumulates");
     /* Ex forms with the v8 data descriptors */
     float *ye = malloc(ny * 4), *dxe = malloc(nx * 4), *dwe = calloc(nw, 4), *dhxe = malloc(nh * 4), *dcxe = malloc(nc * 4);
-    TH_OK(cudnnRNNForwardTrainingEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ws,
-                                    ws6, res6, rs6));
+    track(ye, (size_t)(ny * 4)); track(dxe, (size_t)(nx * 4)); track(dwe, (size_t)(nw) * 4); track(dhxe, (size_t)(nh * 4)); track(dcxe, (size_t)(nc * 4));
+    TH_OK(cudnnRNNForwardTrainingEx(h, r6, x8, DV(x), hd, DV(hx), cd, DV(cx), wd, DV(w), y8, DV(ye), hd, DV(hy6), cd, DV(cy6), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DV(ws),
+                                    ws6, DV(res6), rs6));
+    pull(ye);
     TH_CHECK(bits_equal(ye, y8b, ny), "ForwardTrainingEx equals v8");
-    TH_OK(cudnnRNNForwardInferenceEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ws, ws6));
+    TH_OK(cudnnRNNForwardInferenceEx(h, r6, x8, DV(x), hd, DV(hx), cd, DV(cx), wd, DV(w), y8, DV(ye), hd, DV(hy6), cd, DV(cy6), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DV(ws), ws6));
+    pull(ye);
     TH_CHECK(bits_equal(ye, y8b, ny), "ForwardInferenceEx equals v8");
-    TH_STATUS(cudnnRNNForwardInferenceEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, x8, x, NULL, NULL, NULL, NULL, NULL, NULL, ws, ws6),
+    TH_STATUS(cudnnRNNForwardInferenceEx(h, r6, x8, DV(x), hd, DV(hx), cd, DV(cx), wd, DV(w), y8, DV(ye), hd, DV(hy6), cd, DV(cy6), x8, DV(x), NULL, NULL, NULL, NULL, NULL, NULL, DV(ws), ws6),
               CUDNN_STATUS_NOT_SUPPORTED);
-    TH_OK(cudnnRNNForwardTrainingEx(h, r6, x8, x, hd, hx, cd, cx, wd, w, y8, ye, hd, hy6, cd, cy6, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ws,
-                                    ws6, res6, rs6));
-    TH_OK(cudnnRNNBackwardDataEx(h, r6, y8, ye, y8, dy, NULL, NULL, hd, dhy, cd, dcy, wd, w, hd, hx, cd, cx, x8, dxe, hd, dhxe, cd, dcxe, NULL, NULL, ws,
-                                 ws6, res6, rs6));
+    TH_OK(cudnnRNNForwardTrainingEx(h, r6, x8, DV(x), hd, DV(hx), cd, DV(cx), wd, DV(w), y8, DV(ye), hd, DV(hy6), cd, DV(cy6), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DV(ws),
+                                    ws6, DV(res6), rs6));
+    TH_OK(cudnnRNNBackwardDataEx(h, r6, y8, DV(ye), y8, DV(dy), NULL, NULL, hd, DV(dhy), cd, DV(dcy), wd, DV(w), hd, DV(hx), cd, DV(cx), x8, DV(dxe), hd, DV(dhxe), cd, DV(dcxe), NULL, NULL, DV(ws),
+                                 ws6, DV(res6), rs6));
+    pull(dxe); pull(dhxe);
     TH_CHECK(bits_equal(dxe, dx8, nx) && bits_equal(dhxe, dhx8, nh), "BackwardDataEx equals v8");
-    TH_OK(cudnnRNNBackwardWeightsEx(h, r6, x8, x, hd, hx, y8, ye, ws, ws6, wd, dwe, res6, rs6));
+    TH_OK(cudnnRNNBackwardWeightsEx(h, r6, x8, DV(x), hd, DV(hx), y8, DV(ye), DV(ws), ws6, wd, DV(dwe), DV(res6), rs6));
+    pull(dwe);
     TH_CHECK(bits_equal(dwe, dw8, nw), "BackwardWeightsEx (accumulating into zeros) equals v8 SET");
     free(ye); free(dxe); free(dwe); free(dhxe); free(dcxe);
     TH_STATUS(cudnnRNNForwardTraining(h, r6, T, xd, x, hd, hx, cd, cx, wd, w, yd, y6, hd, hy6, cd, cy6, ws, ws6, res6, rs6 - 1), CUDNN_STATUS_BAD_PARAM);
     TH_STATUS(cudnnRNNForwardTraining(h, r6, 0, xd, x, hd, hx, cd, cx, wd, w, yd, y6, hd, hy6, cd, cy6, ws, ws6, res6, rs6), CUDNN_STATUS_BAD_PARAM);
     free(x); free(hx); free(cx); free(dy); free(dhy); free(dcy); free(y6); free(y8b); free(hy6); free(hy8); free(cy6); free(cy8); free(yi);
+    twins_free();
     free(ws); free(res6); free(res8); free(dx6); free(dx8); free(dhx6); free(dhx8); free(dcx6); free(dcx8); free(dw6); free(dw8); free(w);
     for (int t = 0; t < T; t++) { cudnnDestroyTensorDescriptor(xd[t]); cudnnDestroyTensorDescriptor(yd[t]); }
     cudnnDestroyTensorDescriptor(hd); cudnnDestroyTensorDescriptor(cd); cudnnDestroyTensorDescriptor(mt); cudnnDestroyTensorDescriptor(bt);
@@ -223,11 +278,6 @@ int main(void)
 {
     th_seed(0x76);
     h = th_create_handle();
-    if (th_is_gpu(h)) {
-        printf("RNNs run on the CPU backend only; skipped\n");
-        cudnnDestroy(h);
-        return TH_SKIP;
-    }
     test_setters();
     for (int it = 0; it < 24; it++) one(it % 4, it / 4);
     cudnnDestroy(h);
