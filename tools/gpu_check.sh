@@ -39,6 +39,10 @@ for step in $steps; do
     else
       echo "compat: NVIDIA cuDNN not found, comparison not built"
     fi ;;
+  adv)
+    for lib in freednn nvidia; do
+      [ -x build-gpu/bench/adv_bench_$lib ] && FREEDNN_BACKEND=cuda timeout 200 build-gpu/bench/adv_bench_$lib 5 | tee "$out/adv-$lib.log"
+    done ;;
   ops)
     build-gpu/bench/ops_bandwidth | tee "$out/ops_bandwidth.log" ;;
   bench)
