@@ -124,8 +124,11 @@ static void mha(cudnnHandle_t h, int iters)
     int lens[32];
     for (int i = 0; i < B; i++) lens[i] = S;
     CK(cudnnSetSeqDataDescriptor(qd, CUDNN_DATA_HALF, CUDNN_SEQDATA_DIM_COUNT, dims, axes, (size_t)B, lens, NULL));
-    size_t wsz, ws, rs;
+    size_t wsz, ws, rs, ws_inf;
+    /* training sizes (reserve requested) and inference sizes (reserve pointer NULL) differ */
     CK(cudnnGetMultiHeadAttnBuffers(h, ad, &wsz, &ws, &rs));
+    CK(cudnnGetMultiHeadAttnBuffers(h, ad, &wsz, &ws_inf, NULL));
+    if (ws_inf > ws) ws = ws_inf;
     int lo[512], hi[512];
     for (int i = 0; i < S; i++) {
         lo[i] = 0;
@@ -143,7 +146,7 @@ static void mha(cudnnHandle_t h, int iters)
     float fi = 0, ft = 0, bd = 0, bw = 0;
     for (int it = -1; it < iters; it++) {
         cudaEventRecord(e0, 0);
-        CK(cudnnMultiHeadAttnForward(h, ad, -1, lo, hi, dl, dl, qd, q, NULL, qd, k, qd, v, qd, o, wsz, w, ws, wsp, 0, NULL));
+        CK(cudnnMultiHeadAttnForward(h, ad, -1, lo, hi, dl, dl, qd, q, NULL, qd, k, qd, v, qd, o, wsz, w, ws_inf, ws_inf ? wsp : NULL, 0, NULL));
         float t = elapsed();
         if (it >= 0) fi += t;
         cudaEventRecord(e0, 0);
