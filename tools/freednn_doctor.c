@@ -504,6 +504,42 @@ static void check_driver(cudainfo *ci)
     }
 }
 
+/* The driver is queried in a child process: a parent that has called cuInit cannot use CUDA in
+ * the children it forks afterwards (the per-backend checks run in children), and a broken
+ * driver cannot crash the doctor. */
+static void check_driver_isolated(cudainfo *ci)
+{
+    int fd[2];
+    memset(ci, 0, sizeof *ci);
+    if (pipe(fd) != 0) {
+        check_driver(ci);
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        cudainfo r;
+        check_driver(&r);
+        ssize_t w = write(fd[1], &r, sizeof r);
+        _exit(w == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    while (pid > 0 && got < sizeof *ci) {
+        ssize_t r = read(fd[0], (char *)ci + got, sizeof *ci - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd[0]);
+    int status = 0;
+    if (pid > 0) waitpid(pid, &status, 0);
+    if (got != sizeof *ci) {
+        memset(ci, 0, sizeof *ci);
+        snprintf(ci->err, sizeof ci->err, "querying the CUDA driver crashed the child process (status %d)", status);
+    }
+}
+
 /* ------------------------------------------------------------------ main */
 static void usage(FILE *f)
 {
@@ -826,7 +862,7 @@ int fdt_doctor_main(int argc, char **argv)
 
     /* --- CUDA */
     cudainfo ci;
-    check_driver(&ci);
+    check_driver_isolated(&ci);
     out("\n== CUDA\n");
     size_t rt = cudnnGetCudartVersion();
     if (!ci.present) {
