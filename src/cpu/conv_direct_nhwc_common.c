@@ -7,8 +7,9 @@
  *      channel-innermost and the padding is 0;
  *   3. runs the kernel straight into y (vector stores when y is channel-innermost, else
  *      scalar stores of each register tile), so y's strides do not change the workspace.
- * Backward data with stride 1 is the forward convolution of dy with the transposed, flipped
- * filter and padding (R-1)*dil - pad. Backward filter reduces into a float [r][s][k][c]
+ * Backward data is the forward convolution (stride 1) of dy with the transposed, flipped
+ * filter and padding (R-1)*dil - pad; for stride > 1, dy is first spread with zeros between
+ * its elements (stride*stride times the FLOPs, but the same fast kernel). Backward filter reduces into a float [r][s][k][c]
  * accumulator in the workspace, then blends into dw. Workspace sizes are exact. */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,7 @@ typedef struct {
     int nb, ci, co, ih, iw, oh, ow, ph, pw, sh, sw, dh, dw, R, S;
     const int64_t *is, *os;
     int copy_in, tmp_out;
+    int hb, wb, ish, isw;   /* kernel input buffer dims; zero-insertion strides (bwd data) */
 } geo;
 
 static void make_geo(const fdnn_conv_problem *p, geo *g)
@@ -36,15 +38,19 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
         g->ph = (g->R - 1) * g->dh - p->pad[1];
         g->pw = (g->S - 1) * g->dw - p->pad[2];
         g->sh = g->sw = 1;
+        g->ish = p->stride[1]; g->isw = p->stride[2];
+        g->hb = g->oh + (g->R - 1) * g->dh; g->wb = g->ow + (g->S - 1) * g->dw;
         g->is = p->ys; g->os = p->xs;
     } else {
         g->ci = p->c; g->co = p->k;
         g->ih = p->in[1]; g->iw = p->in[2]; g->oh = p->out[1]; g->ow = p->out[2];
         g->ph = p->pad[1]; g->pw = p->pad[2];
         g->sh = p->stride[1]; g->sw = p->stride[2];
+        g->ish = g->isw = 1;
+        g->hb = g->ih + 2 * g->ph; g->wb = g->iw + 2 * g->pw;
         g->is = p->xs; g->os = p->ys;
     }
-    g->copy_in = g->ph != 0 || g->pw != 0 || (g->is[1] != 1 && g->ci > 1);
+    g->copy_in = g->ph != 0 || g->pw != 0 || g->ish > 1 || g->isw > 1 || g->hb != g->ih || g->wb != g->iw || (g->is[1] != 1 && g->ci > 1);
     g->tmp_out = g->os[1] != 1 && g->co > 1;
 }
 
@@ -67,10 +73,6 @@ int fdnn_nhwc_direct_applicable(const fdnn_conv_problem *p, char *why, size_t n)
         return 0;
     }
     if (p->dir == FDNN_CONV_BWD_DATA) {
-        if (p->stride[1] != 1 || p->stride[2] != 1) {
-            snprintf(why, n, "the direct NHWC backward-data kernel needs stride 1");
-            return 0;
-        }
         if (p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2]) {
             snprintf(why, n, "the direct NHWC backward-data kernel needs pad <= (filter-1)*dilation");
             return 0;
@@ -92,7 +94,7 @@ size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p)
 {
     geo g;
     make_geo(p, &g);
-    size_t padded = g.copy_in ? (size_t)g.nb * (g.ih + 2 * g.ph) * (g.iw + 2 * g.pw) * g.ci : 0;
+    size_t padded = g.copy_in ? (size_t)g.nb * g.hb * g.wb * g.ci : 0;
     if (p->dir == FDNN_CONV_BWD_FILTER) {
         size_t dyt = g.tmp_out ? (size_t)g.nb * g.oh * g.ow * g.co : 0;
         return (padded ? al(padded) : 0) + (dyt ? al(dyt) : 0) + al((size_t)g.R * g.S * g.co * g.ci);
@@ -101,8 +103,7 @@ size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p)
     return al(packed) + (padded ? al(padded) : 0);
 }
 
-/* dst[n][hh+2ph][ww+2pw][ch] = src (strides s: N, C, D, H, W) with zero borders */
-static void pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, float *dst)
+void fdnn_nhwc_pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, float *dst)
 {
     int Hp = hh + 2 * ph, Wp = ww + 2 * pw;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -126,6 +127,26 @@ static void pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh,
                     for (int x = 0; x < ww; x++)
                         for (int c = c0; c < c1; c++) dd[(int64_t)x * ch + c] = sr[c * s[1] + x * s[4]];
                 }
+            }
+        }
+}
+
+void fdnn_nhwc_spread_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, int hb, int wb, int ish,
+                           int isw, float *dst)
+{
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < nb; n++)
+        for (int y = 0; y < hb; y++) {
+            float *d = dst + (((int64_t)n * hb + y) * wb) * ch;
+            memset(d, 0, sizeof(float) * (size_t)wb * ch);
+            int u = y - ph;
+            if (u < 0 || u % ish || u / ish >= hh) continue;
+            const float *sr = src + n * s[0] + (int64_t)(u / ish) * s[3];
+            for (int x = 0; x < ww; x++) {
+                float *dd = d + ((int64_t)pw + (int64_t)x * isw) * ch;
+                const float *ss = sr + x * s[4];
+                if (s[1] == 1) memcpy(dd, ss, sizeof(float) * (size_t)ch);
+                else for (int c = 0; c < ch; c++) dd[c] = ss[c * s[1]];
             }
         }
 }
@@ -160,7 +181,7 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
     geo g;
     make_geo(p, &g);
     char *cur = a->workspace;
-    int Hp = g.ih + 2 * g.ph, Wp = g.iw + 2 * g.pw;
+    int Hp = g.hb, Wp = g.wb;
     if (p->dir == FDNN_CONV_BWD_FILTER) {
         const float *x = a->x, *dy = a->y;
         float *xp = NULL, *dyt = NULL;
@@ -168,15 +189,15 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         if (g.tmp_out) dyt = take(&cur, (size_t)g.nb * g.oh * g.ow * g.co);
         float *acc = take(&cur, (size_t)g.R * g.S * g.co * g.ci);
         fdnn_nhwc_wgrad k = { .n = g.nb, .ci = g.ci, .co = g.co, .p = g.oh, .q = g.ow, .r = g.R, .s = g.S, .sh = g.sh, .sw = g.sw,
-                              .dh = g.dh, .dw = g.dw, .acc = acc };
+                              .dh = g.dh, .dw = g.dw, .acc = acc, .swap = g.ci < 16 && g.co >= 32 };
         if (g.copy_in) {
-            pad_copy(x, p->xs, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, xp);
+            fdnn_nhwc_pad_copy(x, p->xs, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, xp);
             k.x = xp; k.xn = (int64_t)Hp * Wp * g.ci; k.xh = (int64_t)Wp * g.ci; k.xw = g.ci;
         } else {
             k.x = x; k.xn = p->xs[0]; k.xh = p->xs[3]; k.xw = p->xs[4];
         }
         if (g.tmp_out) {
-            pad_copy(dy, p->ys, g.nb, g.co, g.oh, g.ow, 0, 0, dyt);
+            fdnn_nhwc_pad_copy(dy, p->ys, g.nb, g.co, g.oh, g.ow, 0, 0, dyt);
             k.dy = dyt; k.yn = (int64_t)g.oh * g.ow * g.co; k.yh = (int64_t)g.ow * g.co; k.yw = g.co;
         } else {
             k.dy = dy; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
@@ -192,7 +213,8 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
                     for (int s = 0; s < S; s++) {
                         int rr = cc ? r : R - 1 - r, ss = cc ? s : S - 1 - s;
                         int64_t wo = fdnn_conv_off(p->ws, 1, o, c, 0, rr, ss);
-                        float v = alpha * acc[(((int64_t)r * S + s) * g.co + o) * g.ci + c];
+                        float v = alpha * (k.swap ? acc[(((int64_t)r * S + s) * g.ci + c) * g.co + o]
+                                                  : acc[(((int64_t)r * S + s) * g.co + o) * g.ci + c]);
                         if (beta != 0) v += beta * dw[wo];
                         dw[wo] = v;
                     }
@@ -205,7 +227,7 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
                         .dh = g.dh, .dw = g.dw, .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
     if (g.copy_in) {
         float *xp = take(&cur, (size_t)g.nb * Hp * Wp * g.ci);
-        pad_copy(in, g.is, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, xp);
+        fdnn_nhwc_spread_copy(in, g.is, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, Hp, Wp, g.ish, g.isw, xp);
         k.x = xp; k.xn = (int64_t)Hp * Wp * g.ci; k.xh = (int64_t)Wp * g.ci; k.xw = g.ci;
     } else {
         k.x = in; k.xn = g.is[0]; k.xh = g.is[3]; k.xw = g.is[4];

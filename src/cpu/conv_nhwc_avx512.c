@@ -20,11 +20,15 @@ ALWAYS_INLINE void fwd_tile(const int NW, const float *x, int64_t xs, int64_t xh
     __m512 a0[8], a1[8];
 #pragma GCC unroll 8
     for (int i = 0; i < NW; i++) a0[i] = a1[i] = _mm512_setzero_ps();
+    /* with dilation 1 and packed channels the taps of one filter row are contiguous in x and
+     * in wp: one reduction loop of S*C */
+    int fuse = dw == 1 && xw == C;
+    int S2 = fuse ? 1 : S, C2 = fuse ? S * C : C;
     for (int r = 0; r < R; r++)
-        for (int s = 0; s < S; s++) {
+        for (int s = 0; s < S2; s++) {
             const float *xp = x + (int64_t)r * dh * xh + (int64_t)s * dw * xw;
             const float *wq = wp + (int64_t)(r * S + s) * C * FDNN_NHWC_KB;
-            for (int c = 0; c < C; c++) {
+            for (int c = 0; c < C2; c++) {
                 __m512 w0 = _mm512_loadu_ps(wq + (int64_t)c * FDNN_NHWC_KB);
                 __m512 w1 = _mm512_loadu_ps(wq + (int64_t)c * FDNN_NHWC_KB + 16);
 #pragma GCC unroll 8
@@ -106,31 +110,37 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
 }
 
 /* ---------------------------------------------------------------- weight gradient */
-ALWAYS_INLINE void wgrad_tile(const int NK, const fdnn_nhwc_wgrad *a, int r, int s, int co0, int ci0, int64_t row0, int64_t row1,
+/* swap == 0: vectors of 32 input channels of x, broadcasts of NK output channels of dy,
+ * acc[rs][co][ci]; swap == 1 (few input channels): vectors of 32 output channels of dy,
+ * broadcasts of NK input channels of x, acc[rs][ci][co]. v0 / b0: first vector / broadcast channel. */
+ALWAYS_INLINE void wgrad_tile(const int NK, const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1,
                               int first, float *acc)
 {
-    __mmask16 m0 = mask_for(a->ci - ci0), m1 = mask_for(a->ci - ci0 - 16);
+    int swap = a->swap, vn = swap ? a->co : a->ci;
+    __mmask16 m0 = mask_for(vn - v0), m1 = mask_for(vn - v0 - 16);
     __m512 c0[8], c1[8];
 #pragma GCC unroll 8
     for (int j = 0; j < NK; j++) {
         if (first) {
             c0[j] = c1[j] = _mm512_setzero_ps();
         } else {
-            c0[j] = _mm512_maskz_loadu_ps(m0, acc + (int64_t)j * a->ci);
-            c1[j] = _mm512_maskz_loadu_ps(m1, acc + (int64_t)j * a->ci + 16);
+            c0[j] = _mm512_maskz_loadu_ps(m0, acc + (int64_t)j * vn);
+            c1[j] = _mm512_maskz_loadu_ps(m1, acc + (int64_t)j * vn + 16);
         }
     }
     int64_t xs = (int64_t)a->sw * a->xw;
+    int64_t vs = swap ? a->yw : xs, bs = swap ? xs : a->yw;
     for (int64_t row = row0; row < row1; row++) {
         int n = (int)(row / a->p), oh = (int)(row % a->p);
-        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw + ci0;
-        const float *yr = a->dy + n * a->yn + oh * a->yh + co0;
+        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw;
+        const float *yr = a->dy + n * a->yn + oh * a->yh;
+        const float *vr = (swap ? yr : xr) + v0, *br = (swap ? xr : yr) + b0;
         for (int ow = 0; ow < a->q; ow++) {
-            __m512 x0 = _mm512_maskz_loadu_ps(m0, xr + ow * xs), x1 = _mm512_maskz_loadu_ps(m1, xr + ow * xs + 16);
-            const float *yp = yr + ow * a->yw;
+            __m512 x0 = _mm512_maskz_loadu_ps(m0, vr + ow * vs), x1 = _mm512_maskz_loadu_ps(m1, vr + ow * vs + 16);
+            const float *bp = br + ow * bs;
 #pragma GCC unroll 8
             for (int j = 0; j < NK; j++) {
-                __m512 yb = _mm512_set1_ps(yp[j]);
+                __m512 yb = _mm512_set1_ps(bp[j]);
                 c0[j] = _mm512_fmadd_ps(yb, x0, c0[j]);
                 c1[j] = _mm512_fmadd_ps(yb, x1, c1[j]);
             }
@@ -138,13 +148,13 @@ ALWAYS_INLINE void wgrad_tile(const int NK, const fdnn_nhwc_wgrad *a, int r, int
     }
 #pragma GCC unroll 8
     for (int j = 0; j < NK; j++) {
-        _mm512_mask_storeu_ps(acc + (int64_t)j * a->ci, m0, c0[j]);
-        _mm512_mask_storeu_ps(acc + (int64_t)j * a->ci + 16, m1, c1[j]);
+        _mm512_mask_storeu_ps(acc + (int64_t)j * vn, m0, c0[j]);
+        _mm512_mask_storeu_ps(acc + (int64_t)j * vn + 16, m1, c1[j]);
     }
 }
 
-#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int co0, int ci0, int64_t row0, int64_t row1, int first, float *acc
-#define WG_VARIANT(NK) static void wgrad_tile_##NK(WG_ARGS) { wgrad_tile(NK, a, r, s, co0, ci0, row0, row1, first, acc); }
+#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, int first, float *acc
+#define WG_VARIANT(NK) static void wgrad_tile_##NK(WG_ARGS) { wgrad_tile(NK, a, r, s, b0, v0, row0, row1, first, acc); }
 WG_VARIANT(1) WG_VARIANT(2) WG_VARIANT(3) WG_VARIANT(4) WG_VARIANT(5) WG_VARIANT(6) WG_VARIANT(7) WG_VARIANT(8)
 typedef void (*wg_fn)(WG_ARGS);
 static const wg_fn wg_tiles[9] = { NULL, wgrad_tile_1, wgrad_tile_2, wgrad_tile_3, wgrad_tile_4,
@@ -152,7 +162,8 @@ static const wg_fn wg_tiles[9] = { NULL, wgrad_tile_1, wgrad_tile_2, wgrad_tile_
 
 void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
 {
-    int nk = (a->co + 7) / 8, nc = (a->ci + 31) / 32;
+    int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
+    int nk = (bn + 7) / 8, nc = (vn + 31) / 32;
     int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
     int64_t rows_per_chunk = 256 / a->q;
     if (rows_per_chunk < 1) rows_per_chunk = 1;
@@ -165,12 +176,89 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
 #pragma omp for schedule(static) nowait
             for (int64_t t = 0; t < tasks; t++) {
                 int kb = (int)(t % nk), cb = (int)((t / nk) % nc), rs = (int)(t / ((int64_t)nk * nc));
-                int r = rs / a->s, s = rs % a->s, co0 = kb * 8, ci0 = cb * 32;
-                int cnt = a->co - co0 < 8 ? a->co - co0 : 8;
-                float *acc = a->acc + ((int64_t)rs * a->co + co0) * a->ci + ci0;
-                wg_tiles[cnt](a, r, s, co0, ci0, row0, row1, ch == 0, acc);
+                int r = rs / a->s, s = rs % a->s, b0 = kb * 8, v0 = cb * 32;
+                int cnt = bn - b0 < 8 ? bn - b0 : 8;
+                float *acc = a->acc + ((int64_t)rs * bn + b0) * vn + v0;
+                wg_tiles[cnt](a, r, s, b0, v0, row0, row1, ch == 0, acc);
             }
         }
+    }
+}
+
+/* ---------------------------------------------------------------- depthwise */
+ALWAYS_INLINE void dw_tile(const int NW, const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __mmask16 m)
+{
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) acc[i] = _mm512_setzero_ps();
+    for (int r = 0; r < a->r; r++)
+        for (int s = 0; s < a->s; s++) {
+            __m512 wv = _mm512_maskz_loadu_ps(m, a->wp + (int64_t)(r * a->s + s) * a->c + c0);
+            const float *xp = x + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw;
+#pragma GCC unroll 8
+            for (int i = 0; i < NW; i++) acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xp + i * xs), wv, acc[i]);
+        }
+    __m512 va = _mm512_set1_ps(a->alpha), vb = _mm512_set1_ps(a->beta);
+    int nleft = a->c - c0 < 16 ? a->c - c0 : 16;
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * a->yw;
+        __m512 v = _mm512_mul_ps(va, acc[i]);
+        if (a->yc == 1) {
+            if (a->beta != 0) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), v);
+            _mm512_mask_storeu_ps(yp, m, v);
+        } else {
+            float buf[16];
+            _mm512_storeu_ps(buf, v);
+            for (int j = 0; j < nleft; j++) yp[j * a->yc] = a->beta != 0 ? buf[j] + a->beta * yp[j * a->yc] : buf[j];
+        }
+    }
+}
+static void dw_tile_8(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __mmask16 m) { dw_tile(8, a, x, xs, y, c0, m); }
+static void dw_tile_1(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __mmask16 m) { dw_tile(1, a, x, xs, y, c0, m); }
+
+void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a)
+{
+    int64_t rows = (int64_t)a->n * a->p;
+    int ncb = (a->c + 15) / 16;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < rows; t++) {
+        int n = (int)(t / a->p), oh = (int)(t % a->p);
+        const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
+        float *yr = a->y + n * a->yn + oh * a->yh;
+        int64_t xs = (int64_t)a->sw * a->xw;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 16;
+            __mmask16 m = mask_for(a->c - c0);
+            int ow = 0;
+            for (; ow + 8 <= a->q; ow += 8) dw_tile_8(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+            for (; ow < a->q; ow++) dw_tile_1(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+        }
+    }
+}
+
+void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a)
+{
+    int ncb = (a->c + 15) / 16, taps = a->r * a->s;
+    int64_t rows = (int64_t)a->n * a->p;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < (int64_t)ncb * taps; t++) {
+        int cb = (int)(t / taps), rs = (int)(t % taps), r = rs / a->s, s = rs % a->s, c0 = cb * 16;
+        __mmask16 m = mask_for(a->c - c0);
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        int64_t xs = (int64_t)a->sw * a->xw;
+        for (int64_t row = 0; row < rows; row++) {
+            int n = (int)(row / a->p), oh = (int)(row % a->p);
+            const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw + c0;
+            const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+            int ow = 0;
+            for (; ow + 2 <= a->q; ow += 2) {
+                acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + ow * xs), _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc0);
+                acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + (ow + 1) * xs), _mm512_maskz_loadu_ps(m, yr + (ow + 1) * a->yw), acc1);
+            }
+            if (ow < a->q) acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + ow * xs), _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc0);
+        }
+        _mm512_mask_storeu_ps(a->acc + (int64_t)rs * a->c + c0, m, _mm512_add_ps(acc0, acc1));
     }
 }
 #endif

@@ -16,6 +16,7 @@ static int skipped;
 
 typedef struct {
     int n, c, k, h, w, r, s, ph, pw, sh, sw, dh, dw, p, q, flip, nhwc, wnhwc;
+    int g; /* 0 or 1: dense; C == K == g: depthwise */
 } prob;
 
 static void layout(int nhwc, int n, int c, int h, int w, ref_conv_layout *l)
@@ -39,10 +40,12 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     cudnnTensorFormat_t f = pb->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     TH_OK(cudnnSetTensor4dDescriptor(xd, f, CUDNN_DATA_FLOAT, pb->n, pb->c, pb->h, pb->w));
     TH_OK(cudnnSetTensor4dDescriptor(yd, f, CUDNN_DATA_FLOAT, pb->n, pb->k, pb->p, pb->q));
-    TH_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, pb->wnhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, pb->k, pb->c, pb->r, pb->s));
+    int g = pb->g > 1 ? pb->g : 1, cg = pb->c / g;
+    TH_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, pb->wnhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, pb->k, cg, pb->r, pb->s));
     TH_OK(cudnnSetConvolution2dDescriptor(cd, pb->ph, pb->pw, pb->sh, pb->sw, pb->dh, pb->dw,
                                           pb->flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    size_t nx = (size_t)pb->n * pb->c * pb->h * pb->w, nw = (size_t)pb->k * pb->c * pb->r * pb->s, ny = (size_t)pb->n * pb->k * pb->p * pb->q;
+    TH_OK(cudnnSetConvolutionGroupCount(cd, g));
+    size_t nx = (size_t)pb->n * pb->c * pb->h * pb->w, nw = (size_t)pb->k * cg * pb->r * pb->s, ny = (size_t)pb->n * pb->k * pb->p * pb->q;
     double *x = malloc(nx * 8), *w = malloc(nw * 8), *y = malloc(ny * 8);
     th_fill_int(x, nx, -3, 3);
     th_fill_int(w, nw, -3, 3);
@@ -53,13 +56,13 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     th_fill_int(prev, nout, -3, 3);
     if (beta == 0) for (size_t i = 0; i < nout; i++) prev[i] = NAN;
     memcpy(want, prev, nout * 8);
-    ref_conv rc = { .n = pb->n, .c = pb->c, .k = pb->k, .g = 1, .in = { 1, pb->h, pb->w }, .out = { 1, pb->p, pb->q },
+    ref_conv rc = { .n = pb->n, .c = pb->c, .k = pb->k, .g = g, .in = { 1, pb->h, pb->w }, .out = { 1, pb->p, pb->q },
                     .flt = { 1, pb->r, pb->s }, .pad = { 0, pb->ph, pb->pw }, .stride = { 1, pb->sh, pb->sw },
                     .dil = { 1, pb->dh, pb->dw }, .flip = pb->flip };
     ref_conv_layout xl, yl, wl;
     layout(pb->nhwc, pb->n, pb->c, pb->h, pb->w, &xl);
     layout(pb->nhwc, pb->n, pb->k, pb->p, pb->q, &yl);
-    layout(pb->wnhwc, pb->k, pb->c, pb->r, pb->s, &wl);
+    layout(pb->wnhwc, pb->k, cg, pb->r, pb->s, &wl);
     if (dir == 0) ref_conv_fwd(&rc, x, &xl, w, &wl, want, &yl, alpha, beta);
     else if (dir == 1) ref_conv_bwd_data(&rc, want, &xl, w, &wl, y, &yl, alpha, beta);
     else ref_conv_bwd_filter(&rc, x, &xl, want, &wl, y, &yl, alpha, beta);
@@ -93,8 +96,8 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
         else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws, &fb, xd, bx);
         else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws, &fb, wd, bw);
         char what[200];
-        snprintf(what, sizeof what, "%s n%d c%d k%d %dx%d f%dx%d pad%d,%d str%d,%d dil%d,%d %s %s %s a%g b%g",
-                 dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", pb->n, pb->c, pb->k, pb->h, pb->w, pb->r, pb->s, pb->ph, pb->pw,
+        snprintf(what, sizeof what, "%s g%d n%d c%d k%d %dx%d f%dx%d pad%d,%d str%d,%d dil%d,%d %s %s %s a%g b%g",
+                 dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", g, pb->n, pb->c, pb->k, pb->h, pb->w, pb->r, pb->s, pb->ph, pb->pw,
                  pb->sh, pb->sw, pb->dh, pb->dw, pb->flip ? "conv" : "xcorr", pb->nhwc ? "nhwc" : "nchw", pb->wnhwc ? "krsc" : "kcrs", alpha, beta);
         if (TH_CHECK(st == CUDNN_STATUS_SUCCESS, "%s: status %d %s", what, (int)st, cudnnGetErrorString(st))) {
             th_download(h, hb, bo, nout * 4);
@@ -133,12 +136,14 @@ static int random_prob(prob *pb, int dir)
     pb->s = th_randint(1, 4);
     pb->dh = th_randint(1, 2);
     pb->dw = th_randint(1, 2);
-    pb->sh = dir == 1 ? 1 : th_randint(1, 3);
-    pb->sw = dir == 1 ? 1 : th_randint(1, 3);
+    pb->sh = th_randint(1, 3);
+    pb->sw = th_randint(1, 3);
     int mh = (pb->r - 1) * pb->dh, mw = (pb->s - 1) * pb->dw;
     pb->ph = th_randint(0, dir == 1 ? mh : mh + 1);
     pb->pw = th_randint(0, dir == 1 ? mw : mw + 1);
     pb->flip = th_randint(0, 1);
+    pb->g = 1;
+    if (th_randint(0, 3) == 0) pb->g = pb->k = pb->c;   /* depthwise */
     pb->nhwc = th_randint(0, 2) > 0;
     pb->wnhwc = th_randint(0, 1);
     pb->p = ref_conv_out_dim(pb->h, pb->ph, pb->r, pb->dh, pb->sh);
@@ -152,19 +157,20 @@ int main(void)
     cudnnHandle_t h = th_create_handle();
     /* fixed shapes: ResNet-like 3x3 and 1x1 with widths 7/14 and a strided 7x7 */
     prob fixed[] = {
-        { 2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 14, 14, 0, 1, 1 },
-        { 1, 64, 96, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, 7, 7, 0, 0, 0 },
-        { 1, 3, 32, 23, 23, 7, 7, 3, 3, 2, 2, 1, 1, 12, 12, 1, 1, 0 },
-        { 2, 48, 40, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 9, 11, 0, 0, 1 },
+        { 2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 14, 14, 0, 1, 1, 1 },
+        { 1, 64, 96, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, 7, 7, 0, 0, 0, 1 },
+        { 1, 3, 32, 23, 23, 7, 7, 3, 3, 2, 2, 1, 1, 12, 12, 1, 1, 0, 1 },
+        { 2, 48, 40, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 9, 11, 0, 0, 1, 1 },
+        { 1, 40, 40, 12, 19, 3, 3, 1, 1, 1, 1, 1, 1, 12, 19, 0, 1, 1, 40 },   /* depthwise */
+        { 2, 24, 24, 9, 9, 3, 3, 1, 1, 2, 2, 1, 1, 5, 5, 1, 0, 0, 24 },
     };
     static const double ab[][2] = { { 1, 0 }, { 2, 0 }, { 1, 1 }, { 0.5, -2 } };
     for (int dir = 0; dir < 3; dir++) {
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-            if (dir == 1 && fixed[i].sh > 1) continue;
             run_case(h, &fixed[i], dir, 1, 0);
             run_case(h, &fixed[i], dir, 0.5, -2);
         }
-        for (int t = 0; t < 40; t++) {
+        for (int t = 0; t < 50; t++) {
             prob pb;
             int a = th_randint(0, 3);
             if (!random_prob(&pb, dir) || !run_case(h, &pb, dir, ab[a][0], ab[a][1])) t--;
