@@ -21,6 +21,7 @@ typedef struct {
     int nb, ci, co, ih, iw, oh, ow, ph, pw, sh, sw, dh, dw, R, S;
     const int64_t *is, *os;
     int copy_in, tmp_out;
+    int unit_bwd;           /* bwd data, 1x1, no padding, stride > 1: strided output, no zero insertion */
     int hb, wb, ish, isw;   /* kernel input buffer dims; zero-insertion strides (bwd data) */
 } geo;
 
@@ -41,6 +42,12 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
         g->ish = p->stride[1]; g->isw = p->stride[2];
         g->hb = g->oh + (g->R - 1) * g->dh; g->wb = g->ow + (g->S - 1) * g->dw;
         g->is = p->ys; g->os = p->xs;
+        if (g->R == 1 && g->S == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (g->ish > 1 || g->isw > 1)) {
+            g->unit_bwd = 1;
+            g->ish = g->isw = 1;
+            g->oh = p->out[1]; g->ow = p->out[2];   /* kernel output: the dx positions that dy touches */
+            g->hb = g->ih; g->wb = g->iw;
+        }
     } else {
         g->ci = p->c; g->co = p->k;
         g->ih = p->in[1]; g->iw = p->in[2]; g->oh = p->out[1]; g->ow = p->out[2];
@@ -233,6 +240,22 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         k.x = in; k.xn = g.is[0]; k.xh = g.is[3]; k.xw = g.is[4];
     }
     k.y = a->out; k.yn = g.os[0]; k.yh = g.os[3]; k.yw = g.os[4]; k.yc = g.os[1];
+    if (g.unit_bwd) {
+        int sh = p->stride[1], sw = p->stride[2], H = p->in[1], W = p->in[2], C = p->c;
+        k.yh *= sh;
+        k.yw *= sw;
+        /* dx positions no dy element reaches: alpha * 0 + beta * dx */
+        float *dx = a->out, beta = (float)a->beta;
+        const int64_t *xs = p->xs;
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int n = 0; n < p->n; n++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++) {
+                    if (h % sh == 0 && w % sw == 0) continue;
+                    float *d = dx + n * xs[0] + h * xs[3] + w * xs[4];
+                    for (int c = 0; c < C; c++) d[c * xs[1]] = beta != 0 ? beta * d[c * xs[1]] : 0.0f;
+                }
+    }
     fdnn_avx512_nhwc_fwd(&k);
     return CUDNN_STATUS_SUCCESS;
 }

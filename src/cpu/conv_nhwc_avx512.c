@@ -92,9 +92,17 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
     int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB, nw = pick_nw(a->q);
     int64_t tasks = (int64_t)nkb * a->n * a->p;
     int64_t wblk = (int64_t)a->r * a->s * a->ci * FDNN_NHWC_KB;
+    /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
+     * once); else channel blocks outermost (each filter block is read once) */
+    int kb_inner = (double)wblk * nkb * sizeof(float) <= 768.0 * 1024;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < tasks; t++) {
-        int oh = (int)(t % a->p), n = (int)((t / a->p) % a->n), kb = (int)(t / ((int64_t)a->p * a->n));
+        int oh, n, kb;
+        if (kb_inner) {
+            kb = (int)(t % nkb); oh = (int)((t / nkb) % a->p); n = (int)(t / ((int64_t)nkb * a->p));
+        } else {
+            oh = (int)(t % a->p); n = (int)((t / a->p) % a->n); kb = (int)(t / ((int64_t)a->p * a->n));
+        }
         int left = a->co - kb * FDNN_NHWC_KB;
         __mmask16 m0 = mask_for(left), m1 = mask_for(left - 16);
         const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
