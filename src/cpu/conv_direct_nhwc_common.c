@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "conv_nhwc.h"
+#include "conv_cpu.h"
 #include "cpu_features.h"
 
 /* The convolution as the forward kernel sees it: input i (channels ci), output o. */
@@ -22,6 +23,7 @@ typedef struct {
     const int64_t *is, *os;
     int copy_in, tmp_out;
     int unit_bwd;           /* bwd data, 1x1, no padding, stride > 1: strided output, no zero insertion */
+    int col_bwd;            /* bwd data with few input channels (C < 16): GEMM into columns + gather */
     int hb, wb, ish, isw;   /* kernel input buffer dims; zero-insertion strides (bwd data) */
 } geo;
 
@@ -56,6 +58,13 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
         g->ish = g->isw = 1;
         g->hb = g->ih + 2 * g->ph; g->wb = g->iw + 2 * g->pw;
         g->is = p->xs; g->os = p->ys;
+    }
+    if (p->dir == FDNN_CONV_BWD_DATA && p->c < 16 && !g->unit_bwd) {
+        /* columns[pos][tap] = dy[pos][:] . w[:][tap] needs a packed filter and dy packed per image */
+        int64_t rsc = (int64_t)p->c * g->R * g->S;
+        int dy_nhwc = p->ys[1] == 1 && p->ys[4] == p->k && p->ys[3] == (int64_t)p->out[2] * p->k;
+        int dy_nchw = p->ys[4] == 1 && p->ys[3] == p->out[2] && p->ys[1] == (int64_t)p->out[1] * p->out[2];
+        g->col_bwd = p->ws[0] == rsc && (dy_nhwc || dy_nchw);
     }
     g->copy_in = g->ph != 0 || g->pw != 0 || g->ish > 1 || g->isw > 1 || g->hb != g->ih || g->wb != g->iw || (g->is[1] != 1 && g->ci > 1);
     g->tmp_out = g->os[1] != 1 && g->co > 1;
@@ -106,6 +115,7 @@ size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p)
         size_t dyt = g.tmp_out ? (size_t)g.nb * g.oh * g.ow * g.co : 0;
         return (padded ? al(padded) : 0) + (dyt ? al(dyt) : 0) + al((size_t)g.R * g.S * g.co * g.ci);
     }
+    if (g.col_bwd) return al((size_t)p->out[1] * p->out[2] * p->c * g.R * g.S);
     size_t packed = (size_t)(g.co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB * FDNN_NHWC_KB * g.R * g.S * g.ci;
     return al(packed) + (padded ? al(padded) : 0);
 }
@@ -225,6 +235,37 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
                         if (beta != 0) v += beta * dw[wo];
                         dw[wo] = v;
                     }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (g.col_bwd) {
+        /* per image: cols[P*Q][C*R*S] = dy_n (as [P*Q][K]) x w ([K][C*R*S] in the filter's own
+         * order), then every dx element gathers its taps (fixed order, deterministic) */
+        int P = p->out[1], Q = p->out[2], K = p->k, C = p->c, H = p->in[1], W = p->in[2], R = g.R, S = g.S, cc = p->cross_correlation;
+        int rsc = C * R * S, nhwc_dy = p->ys[1] == 1;
+        float *cols = take(&cur, (size_t)P * Q * rsc);
+        const float *dy = a->y, *w = a->w;
+        float *dx = a->out, alpha = (float)a->alpha, beta = (float)a->beta;
+        for (int n = 0; n < p->n; n++) {
+            const float *dyn = dy + n * p->ys[0];
+            fdnn_sgemm(!nhwc_dy, 0, P * Q, rsc, K, 1.0f, dyn, nhwc_dy ? K : (int64_t)P * Q, w, rsc, 0.0f, cols, rsc);
+#pragma omp parallel for schedule(static)
+            for (int h = 0; h < H; h++)
+                for (int x = 0; x < W; x++) {
+                    float acc[16] = { 0 };
+                    for (int r = 0; r < R; r++) {
+                        int nh = h + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];
+                        if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= P) continue;
+                        for (int s2 = 0; s2 < S; s2++) {
+                            int nw = x + p->pad[2] - (cc ? s2 : S - 1 - s2) * p->dil[2];
+                            if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= Q) continue;
+                            const float *cr = cols + ((int64_t)(nh / p->stride[1]) * Q + nw / p->stride[2]) * rsc;
+                            for (int c = 0; c < C; c++) acc[c] += cr[c * p->ws[1] + r * p->ws[3] + s2 * p->ws[4]];
+                        }
+                    }
+                    float *d = dx + n * p->xs[0] + h * p->xs[3] + x * p->xs[4];
+                    for (int c = 0; c < C; c++) d[c * p->xs[1]] = beta != 0 ? alpha * acc[c] + beta * d[c * p->xs[1]] : alpha * acc[c];
+                }
+        }
         return CUDNN_STATUS_SUCCESS;
     }
     const float *in = p->dir == FDNN_CONV_BWD_DATA ? a->y : a->x;
