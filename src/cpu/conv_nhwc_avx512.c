@@ -245,28 +245,78 @@ void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a)
     }
 }
 
+static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __mmask16 m, int64_t rows, int64_t xs)
+{
+    __m512 acc[9];
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t row = 0; row < rows; row++) {
+        int n = (int)(row / a->p), oh = (int)(row % a->p);
+        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
+        const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+        for (int ow = 0; ow < a->q; ow++) {
+            __m512 yv = _mm512_maskz_loadu_ps(m, yr + ow * a->yw);
+            const float *xp = xr + ow * xs;
+#pragma GCC unroll 9
+            for (int i = 0; i < 9; i++)
+                acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xp + (int64_t)(i / 3) * a->dh * a->xh + (int64_t)(i % 3) * a->dw * a->xw),
+                                         yv, acc[i]);
+        }
+    }
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) _mm512_mask_storeu_ps(a->acc + ((int64_t)(r0 + i / 3) * 3 + i % 3) * a->c + c0, m, acc[i]);
+}
+
+/* one task per 16-channel block: every dy vector is loaded once and feeds all taps (up to 16
+ * accumulators; larger filters go tap-row by tap-row) */
 void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a)
 {
-    int ncb = (a->c + 15) / 16, taps = a->r * a->s;
-    int64_t rows = (int64_t)a->n * a->p;
+    int ncb = (a->c + 15) / 16, S = a->s;
+    int rblk = 16 / S < 1 ? 1 : 16 / S;   /* filter rows per pass */
+    int64_t rows = (int64_t)a->n * a->p, xs = (int64_t)a->sw * a->xw;
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < (int64_t)ncb * taps; t++) {
-        int cb = (int)(t / taps), rs = (int)(t % taps), r = rs / a->s, s = rs % a->s, c0 = cb * 16;
+    for (int cb = 0; cb < ncb; cb++) {
+        int c0 = cb * 16;
         __mmask16 m = mask_for(a->c - c0);
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-        int64_t xs = (int64_t)a->sw * a->xw;
-        for (int64_t row = 0; row < rows; row++) {
-            int n = (int)(row / a->p), oh = (int)(row % a->p);
-            const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw + c0;
-            const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
-            int ow = 0;
-            for (; ow + 2 <= a->q; ow += 2) {
-                acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + ow * xs), _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc0);
-                acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + (ow + 1) * xs), _mm512_maskz_loadu_ps(m, yr + (ow + 1) * a->yw), acc1);
+        for (int r0 = 0; r0 < a->r; r0 += rblk) {
+            int nr = a->r - r0 < rblk ? a->r - r0 : rblk;
+            if (S > 16) {   /* very wide filters: one tap at a time */
+                for (int r = r0; r < r0 + nr; r++)
+                    for (int s = 0; s < S; s++) {
+                        __m512 acc = _mm512_setzero_ps();
+                        for (int64_t row = 0; row < rows; row++) {
+                            int n = (int)(row / a->p), oh = (int)(row % a->p);
+                            const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw + c0;
+                            const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                            for (int ow = 0; ow < a->q; ow++)
+                                acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + ow * xs), _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc);
+                        }
+                        _mm512_mask_storeu_ps(a->acc + ((int64_t)r * S + s) * a->c + c0, m, acc);
+                    }
+                continue;
             }
-            if (ow < a->q) acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + ow * xs), _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc0);
+            if (nr == 3 && S == 3) {   /* the common 3x3: constant bounds keep the 9 sums in registers */
+                dw_wg_3x3(a, c0, r0, m, rows, xs);
+                continue;
+            }
+            __m512 acc[16];
+            for (int i = 0; i < 16; i++) acc[i] = _mm512_setzero_ps();
+            for (int64_t row = 0; row < rows; row++) {
+                int n = (int)(row / a->p), oh = (int)(row % a->p);
+                const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
+                const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                for (int ow = 0; ow < a->q; ow++) {
+                    __m512 yv = _mm512_maskz_loadu_ps(m, yr + ow * a->yw);
+                    const float *xp = xr + ow * xs;
+                    for (int r = 0; r < nr; r++)
+                        for (int s = 0; s < S; s++)
+                            acc[r * S + s] = _mm512_fmadd_ps(
+                                _mm512_maskz_loadu_ps(m, xp + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw), yv, acc[r * S + s]);
+                }
+            }
+            for (int r = 0; r < nr; r++)
+                for (int s = 0; s < S; s++) _mm512_mask_storeu_ps(a->acc + ((int64_t)(r0 + r) * S + s) * a->c + c0, m, acc[r * S + s]);
         }
-        _mm512_mask_storeu_ps(a->acc + (int64_t)rs * a->c + c0, m, _mm512_add_ps(acc0, acc1));
     }
 }
 #endif
