@@ -15,6 +15,9 @@
 #include "freednn_dev.h"
 #include "freednn_ref.h"
 #include "freednn_tools.h"
+#ifdef FREEDNN_HAVE_ONEDNN
+#include "freednn_onednn.h"
+#endif
 
 #define MAX_ALGOS 16
 
@@ -54,7 +57,8 @@ static const char *math_name(cudnnMathType_t m)
 
 /* ------------------------------------------------------------------ options */
 typedef struct {
-    int iters, warmup, dirs, algo /* -1 default, -2 all */, nhwc, verify, csv, json;
+    int iters, warmup, dirs, algo /* -1 default, -2 all */, nhwc, verify, csv, json, vs_onednn;
+    double peak_gflops; /* measured FMA peak (--vs-onednn), 0 if not measured */
     const char *type, *backend, *vslib;
     cudnnDataType_t xt, yt, ct;
     cudnnMathType_t math;
@@ -229,6 +233,10 @@ typedef struct {
     double their_med; /* vs-lib median, 0 if none */
     int have_their;
     int their_algo;   /* the algorithm their median belongs to */
+    double dnnl_min, dnnl_med; /* --vs-onednn: oneDNN times, have_dnnl 1; -1 with dnnl_err on failure */
+    int have_dnnl;
+    char dnnl_err[160];
+    double peak_frac; /* our FLOP rate (min time) / measured peak */
 } result;
 
 static result *results;
@@ -252,6 +260,7 @@ typedef struct {
     const fdt_api *api;
     cudnnHandle_t h;
     int dev;   /* buffers in device memory */
+    const void *self0; /* &libs[0]: the FreeDNN library (the one compared with oneDNN) */
 } lib_ctx;
 
 static void rng_fill(double *d, size_t n, uint64_t seed, int lo, int hi, double scale)
@@ -300,6 +309,7 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
 {
     const fdt_api *A = L->api;
     const fdt_conv *c = &pb->cv;
+    int first_result = nresults;
     int P = fdt_out_h(c), Q = fdt_out_w(c), cg = c->c / c->g;
     size_t nx = (size_t)c->n * c->c * c->h * c->w, nw = (size_t)c->k * cg * c->r * c->s,
            ny = (size_t)c->n * c->k * P * Q;
@@ -530,7 +540,25 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
         snprintf(r->status, sizeof r->status, "SUCCESS");
         free(t);
         fdt_free(L->dev, wsb);
+        if (o->peak_gflops > 0 && r->tmin > 0) r->peak_frac = flops / r->tmin * 1e-9 / o->peak_gflops;
     }
+#ifdef FREEDNN_HAVE_ONEDNN
+    /* --vs-onednn: the same direction through oneDNN on the same host buffers, after ours */
+    if (o->vs_onednn && !L->dev && L == L->self0) {
+        double tmn = 0, tmd = 0;
+        char e[160] = "";
+        int ok = xt == CUDNN_DATA_FLOAT ? fdt_onednn_time((int)d, c, o->nhwc, xb, wb, yb, o->warmup, o->iters, &tmn, &tmd, e, sizeof e)
+                                        : (snprintf(e, sizeof e, "--vs-onednn compares fp32 only"), -1);
+        for (int i = first_result; i < nresults; i++) {
+            results[i].have_dnnl = ok == 0 ? 1 : -1;
+            results[i].dnnl_min = tmn;
+            results[i].dnnl_med = tmd;
+            snprintf(results[i].dnnl_err, sizeof results[i].dnnl_err, "%s", e);
+        }
+    }
+#else
+    (void)first_result;
+#endif
     goto done;
 
 fail:;
@@ -568,6 +596,11 @@ static void print_summary(FILE *f, const result *r, const problem *ps)
         fprintf(f, " MaxError: skipped (problem above %.0e FLOP)", VERIFY_FLOP_LIMIT);
     if (r->have_their)
         fprintf(f, " Theirs: %.4f ms (algo %d) Ratio(ours/theirs): %.3f", r->their_med * 1e3, r->their_algo, r->tmed / r->their_med);
+    if (r->peak_frac > 0) fprintf(f, " PeakFraction: %.1f%%", 100 * r->peak_frac);
+    if (r->have_dnnl == 1)
+        fprintf(f, " oneDNN MinTime: %.4f ms MedianTime: %.4f ms Ratio(FreeDNN/oneDNN, min): %.3f", r->dnnl_min * 1e3,
+                r->dnnl_med * 1e3, r->tmin / r->dnnl_min);
+    else if (r->have_dnnl == -1) fprintf(f, " oneDNN: %s", r->dnnl_err);
     fprintf(f, " AvgTime: %.4f ms\n", r->tavg * 1e3);
 }
 
@@ -599,7 +632,7 @@ static void print_machine(const options *o, const problem *ps)
     if (o->csv)
         fprintf(f, "lib,problem,n,c,h,w,k,r,s,stride_h,stride_w,pad_h,pad_w,dil_h,dil_w,groups,type,layout,dir,algo,"
                    "algo_name,status,message,workspace_bytes,math,deterministic,min_ms,median_ms,avg_ms,tflops,gbs,"
-                   "host_us,max_error,tolerance,verified,theirs_median_ms,theirs_algo,ratio\n");
+                   "host_us,max_error,tolerance,verified,theirs_median_ms,theirs_algo,ratio,onednn_min_ms,onednn_median_ms,onednn_ratio_min,peak_fraction\n");
     else fprintf(f, "[\n");
     for (int i = 0; i < nresults; i++) {
         const result *r = &results[i];
@@ -615,10 +648,12 @@ static void print_machine(const options *o, const problem *ps)
                     c->r, c->s, c->sh, c->sw, c->ph, c->pw, c->dh, c->dw, c->g, o->type, o->nhwc ? "nhwc" : "nchw",
                     dir_name[r->dir], r->algo, an, r->status);
             csv_str(f, r->message);
-            fprintf(f, ",%zu,%s,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.3f,%.6g,%.6g,%s,%.6f,%d,%.4f\n", r->ws, math_name(r->math),
+            fprintf(f, ",%zu,%s,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.3f,%.6g,%.6g,%s,%.6f,%d,%.4f,%.6f,%.6f,%.4f,%.4f\n", r->ws, math_name(r->math),
                     det, r->tmin * 1e3, r->tmed * 1e3, r->tavg * 1e3, r->tflops, r->gbs, r->host * 1e6, r->maxerr,
                     r->tol, ver, r->have_their ? r->their_med * 1e3 : 0.0, r->have_their ? r->their_algo : -1,
-                    r->have_their && r->their_med > 0 ? r->tmed / r->their_med : 0.0);
+                    r->have_their && r->their_med > 0 ? r->tmed / r->their_med : 0.0,
+                    r->have_dnnl == 1 ? r->dnnl_min * 1e3 : 0.0, r->have_dnnl == 1 ? r->dnnl_med * 1e3 : 0.0,
+                    r->have_dnnl == 1 ? r->tmin / r->dnnl_min : 0.0, r->peak_frac);
         } else {
             fprintf(f, "  {\"lib\": ");
             json_str(f, r->lib);
@@ -638,6 +673,10 @@ static void print_machine(const options *o, const problem *ps)
             if (r->have_their)
                 fprintf(f, ", \"theirs_median_ms\": %.6f, \"theirs_algo\": %d, \"ratio\": %.4f", r->their_med * 1e3,
                         r->their_algo, r->their_med > 0 ? r->tmed / r->their_med : 0.0);
+            if (r->have_dnnl == 1)
+                fprintf(f, ", \"onednn_min_ms\": %.6f, \"onednn_median_ms\": %.6f, \"onednn_ratio_min\": %.4f", r->dnnl_min * 1e3,
+                        r->dnnl_med * 1e3, r->tmin / r->dnnl_min);
+            if (r->peak_frac > 0) fprintf(f, ", \"peak_fraction\": %.4f", r->peak_frac);
             fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
         }
     }
@@ -657,6 +696,9 @@ static void print_table(const problem *ps)
         if (r->verified == 1 || r->verified == -1) printf(" err %.2g/%.2g %s", r->maxerr, r->tol, r->verified == 1 ? "ok" : "FAILED");
         else if (r->verified == 2) printf(" verify skipped");
         if (r->have_their) printf(" theirs %.4f ms (algo %d) ratio %.3f", r->their_med * 1e3, r->their_algo, r->tmed / r->their_med);
+        if (r->peak_frac > 0) printf(" peak %.0f%%", 100 * r->peak_frac);
+        if (r->have_dnnl == 1) printf(" onednn %.4f ms ratio %.3f", r->dnnl_min * 1e3, r->tmin / r->dnnl_min);
+        else if (r->have_dnnl == -1) printf(" onednn: %s", r->dnnl_err);
         printf("\n");
     }
 }
@@ -698,6 +740,10 @@ static void usage(FILE *f)
 "                  (skipped above %.0e FLOP)\n"
 "  --vs-lib PATH   also run every problem through another cuDNN (e.g. libcudnn.so.9) loaded with\n"
 "                  dlopen(RTLD_LOCAL) and print both times and the ratio ours/theirs\n"
+"  --vs-onednn     (built with oneDNN only) also run each problem through oneDNN in this process on\n"
+"                  the same host buffers and plain layouts (fp32, CPU backend), print its min/median\n"
+"                  time and the ratio FreeDNN/oneDNN of the min times, plus the measured FMA peak\n"
+"                  and FreeDNN's fraction of it (FLOP rate at the min time)\n"
 "  --dry-run       list the problems (sizes, output size, GFLOP) and exit without running\n"
 "  --csv, --json   machine-readable results on stdout (summary lines then go to stderr)\n"
 "  --help          this text\n"
@@ -725,7 +771,7 @@ int fdt_bench_main(int argc, char **argv)
     const char *layers[16];
     int nlayers = 0;
     enum { O_DIR = 256, O_TYPE, O_LAYOUT, O_DIL, O_GROUPS, O_ALGO, O_BACKEND, O_WARMUP, O_VERIFY, O_CSV, O_JSON,
-           O_HELP, O_LAYERS, O_VSLIB, O_DRYRUN };
+           O_HELP, O_LAYERS, O_VSLIB, O_DRYRUN, O_VSONEDNN };
     int dry_run = 0;
     static const struct option lo[] = {
         { "dir", required_argument, 0, O_DIR }, { "type", required_argument, 0, O_TYPE },
@@ -734,7 +780,8 @@ int fdt_bench_main(int argc, char **argv)
         { "backend", required_argument, 0, O_BACKEND }, { "warmup", required_argument, 0, O_WARMUP },
         { "verify", no_argument, 0, O_VERIFY }, { "csv", no_argument, 0, O_CSV }, { "json", no_argument, 0, O_JSON },
         { "help", no_argument, 0, O_HELP }, { "layers", required_argument, 0, O_LAYERS },
-        { "vs-lib", required_argument, 0, O_VSLIB }, { "dry-run", no_argument, 0, O_DRYRUN }, { 0, 0, 0, 0 } };
+        { "vs-lib", required_argument, 0, O_VSLIB }, { "dry-run", no_argument, 0, O_DRYRUN },
+        { "vs-onednn", no_argument, 0, O_VSONEDNN }, { 0, 0, 0, 0 } };
     optind = 1;
     opterr = 0;
     int ch, v;
@@ -786,6 +833,14 @@ int fdt_bench_main(int argc, char **argv)
             break;
         case O_VSLIB: o.vslib = optarg; break;
         case O_DRYRUN: dry_run = 1; break;
+        case O_VSONEDNN:
+#ifdef FREEDNN_HAVE_ONEDNN
+            o.vs_onednn = 1;
+            break;
+#else
+            fprintf(stderr, "freednn bench: --vs-onednn needs a build with oneDNN (libdnnl-dev found at configure time)\n");
+            return 2;
+#endif
         case ':':
             fprintf(stderr, "freednn bench: option %s needs a value (see freednn bench --help)\n", argv[optind - 1]);
             return 2;
@@ -854,6 +909,8 @@ int fdt_bench_main(int argc, char **argv)
         return 1;
     }
     libs[0].api = &ours;
+    libs[0].self0 = &libs[0];
+    libs[1].self0 = &libs[0];
     libs[0].dev = strcmp(ours.GetBackendName(libs[0].h), "cuda") == 0;
     if (libs[0].dev && !fdt_have_cuda()) {
         fprintf(stderr, "freednn bench: the CUDA backend was chosen but these tools were built without CUDA; use --backend cpu\n");
@@ -897,6 +954,22 @@ int fdt_bench_main(int argc, char **argv)
         nlibs = 2;
     }
 
+#ifdef FREEDNN_HAVE_ONEDNN
+    if (o.vs_onednn) {
+        if (libs[0].dev) {
+            fprintf(stderr, "freednn bench: --vs-onednn compares the CPU backend; use --backend cpu\n");
+            ours.Destroy(libs[0].h);
+            free(ps);
+            return 2;
+        }
+        const char *env = getenv("OMP_NUM_THREADS");
+        int nth = env && atoi(env) > 0 ? atoi(env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        const char *isa = "none";
+        o.peak_gflops = fdt_fma_peak(nth, &isa);
+        fprintf(info, "oneDNN %s in this process; measured %s FMA peak %.1f GFLOP/s on %d threads (fp32)\n",
+                fdt_onednn_version(), isa, o.peak_gflops, nth);
+    }
+#endif
     int ndirs = (o.dirs & 1) + !!(o.dirs & 2) + !!(o.dirs & 4);
     int ntot = np * ndirs * nlibs * (o.algo == -2 ? 8 : 1), prog = 0;
     for (int pi = 0; pi < np; pi++)

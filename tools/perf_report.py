@@ -18,7 +18,7 @@ def parse(path):
         if line.startswith("FreeDNN ") and "type" in line:
             head = line.strip()
         m = re.match(r"(Conv\w+Algo): (\d+) \((\w+)\) lib: FreeDNN problem: (\S+) .*?MedianTime: ([\d.]+) ms TFLOP/s: ([\d.]+)"
-                     r".*?HostTime/call: ([\d.]+) us(?: .*?Theirs: ([\d.]+) ms Ratio\(ours/theirs\): ([\d.]+))?", line)
+                     r".*?HostTime/call: ([\d.]+) us(?: .*?Theirs: ([\d.]+) ms(?: \(algo \d+\))? Ratio\(ours/theirs\): ([\d.]+))?", line)
         if m:
             rows.append(dict(dir=DIRS[m.group(1)], algo=m.group(2), problem=m.group(4), ms=float(m.group(5)),
                              tflops=float(m.group(6)), host_us=float(m.group(7)),

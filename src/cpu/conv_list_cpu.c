@@ -2,9 +2,13 @@
  * wins when no algorithm is forced; Get*_v7 reports them in this order). */
 #include "conv_cpu.h"
 
-static const fdnn_conv_impl *const fwd[] = {&fdnn_conv_fwd__im2col_gemm, &fdnn_conv_fwd__direct_ref, NULL};
-static const fdnn_conv_impl *const bwd_data[] = {&fdnn_conv_bwd_data__im2col_gemm, &fdnn_conv_bwd_data__direct_ref, NULL};
-static const fdnn_conv_impl *const bwd_filter[] = {&fdnn_conv_bwd_filter__im2col_gemm, &fdnn_conv_bwd_filter__direct_ref, NULL};
+/* vectorised kernels (AVX-512, run-time checked): conv_fwd__direct_nhwc.c etc. and conv_depthwise_nhwc.c */
+extern const fdnn_conv_impl fdnn_conv_fwd__direct_nhwc, fdnn_conv_bwd_data__direct_nhwc, fdnn_conv_bwd_filter__direct_nhwc;
+extern const fdnn_conv_impl fdnn_conv_fwd__depthwise_nhwc, fdnn_conv_bwd_data__depthwise_nhwc, fdnn_conv_bwd_filter__depthwise_nhwc;
+
+static const fdnn_conv_impl *const fwd[] = {&fdnn_conv_fwd__direct_nhwc, &fdnn_conv_fwd__depthwise_nhwc, &fdnn_conv_fwd__im2col_gemm, &fdnn_conv_fwd__direct_ref, NULL};
+static const fdnn_conv_impl *const bwd_data[] = {&fdnn_conv_bwd_data__direct_nhwc, &fdnn_conv_bwd_data__depthwise_nhwc, &fdnn_conv_bwd_data__im2col_gemm, &fdnn_conv_bwd_data__direct_ref, NULL};
+static const fdnn_conv_impl *const bwd_filter[] = {&fdnn_conv_bwd_filter__direct_nhwc, &fdnn_conv_bwd_filter__depthwise_nhwc, &fdnn_conv_bwd_filter__im2col_gemm, &fdnn_conv_bwd_filter__direct_ref, NULL};
 
 const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir)
 {
@@ -13,5 +17,5 @@ const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir)
     case FDNN_CONV_BWD_DATA: return bwd_data;
     case FDNN_CONV_BWD_FILTER: return bwd_filter;
     }
-    return fwd + 2;
+    return fwd + 4;
 }

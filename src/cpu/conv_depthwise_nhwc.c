@@ -1,0 +1,149 @@
+/* Depthwise convolution (groups == C == K), FLOAT, 2-D, through the AVX-512 depthwise kernels
+ * of conv_nhwc_avx512.c: vectors over 16 channels, 8 output positions per register tile.
+ * Per call the filter is packed into wp[r][s][c] inside the workspace and the input is copied
+ * into a zero-padded NHWC buffer unless it is channel-innermost with no padding. Backward data
+ * (stride 1) is the forward kernel over dy with the flipped filter and padding
+ * (R-1)*dil - pad; backward filter reduces each 16-channel block and tap in one thread (fixed
+ * order). Listed under the same algorithm enums as the dense direct kernels (fwd
+ * IMPLICIT_PRECOMP_GEMM, bwd-data ALGO_1, bwd-filter ALGO_3), after them. */
+#include <stdio.h>
+#include <string.h>
+#include "conv_nhwc.h"
+#include "cpu_features.h"
+
+typedef struct {
+    int nb, c, ih, iw, oh, ow, ph, pw, sh, sw, dh, dw, R, S;
+    const int64_t *is, *os;
+    int copy_in, copy_dy;
+} dgeo;
+
+static void make(const fdnn_conv_problem *p, dgeo *g)
+{
+    memset(g, 0, sizeof *g);
+    g->nb = p->n; g->c = p->c; g->R = p->flt[1]; g->S = p->flt[2]; g->dh = p->dil[1]; g->dw = p->dil[2];
+    if (p->dir == FDNN_CONV_BWD_DATA) {
+        g->ih = p->out[1]; g->iw = p->out[2]; g->oh = p->in[1]; g->ow = p->in[2];
+        g->ph = (g->R - 1) * g->dh - p->pad[1]; g->pw = (g->S - 1) * g->dw - p->pad[2];
+        g->sh = g->sw = 1;
+        g->is = p->ys; g->os = p->xs;
+    } else {
+        g->ih = p->in[1]; g->iw = p->in[2]; g->oh = p->out[1]; g->ow = p->out[2];
+        g->ph = p->pad[1]; g->pw = p->pad[2]; g->sh = p->stride[1]; g->sw = p->stride[2];
+        g->is = p->xs; g->os = p->ys;
+    }
+    g->copy_in = g->ph || g->pw || (g->is[1] != 1 && g->c > 1);
+    g->copy_dy = p->dir == FDNN_CONV_BWD_FILTER && p->ys[1] != 1 && g->c > 1;
+}
+
+int fdnn_dw_applicable(const fdnn_conv_problem *p, char *why, size_t n)
+{
+    if (!fdnn_cpu_has_avx512()) {
+        snprintf(why, n, "the depthwise kernels need AVX-512 (F, BW, DQ, VL), which this CPU or build lacks");
+        return 0;
+    }
+    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
+        snprintf(why, n, "the depthwise kernels handle FLOAT only");
+        return 0;
+    }
+    if (p->g != p->c || p->k != p->c || p->g == 1) {
+        snprintf(why, n, "the depthwise kernels need groups == C == K > 1");
+        return 0;
+    }
+    if (p->flt[0] != 1 || p->in[0] != 1 || p->out[0] != 1 || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) {
+        snprintf(why, n, "the depthwise kernels handle 2-D, non-vectorised tensors only");
+        return 0;
+    }
+    if (p->dir == FDNN_CONV_BWD_DATA &&
+        (p->stride[1] != 1 || p->stride[2] != 1 || p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2])) {
+        snprintf(why, n, "the depthwise backward-data kernel needs stride 1 and pad <= (filter-1)*dilation");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t al(size_t floats) { return floats ? (floats + 16) * sizeof(float) : 0; }
+
+static float *take(char **cur, size_t floats)
+{
+    uintptr_t v = ((uintptr_t)*cur + 63) & ~(uintptr_t)63;
+    *cur = (char *)v + floats * sizeof(float);
+    return (float *)v;
+}
+
+size_t fdnn_dw_workspace(const fdnn_conv_problem *p)
+{
+    dgeo g;
+    make(p, &g);
+    size_t padded = g.copy_in ? (size_t)g.nb * (g.ih + 2 * g.ph) * (g.iw + 2 * g.pw) * g.c : 0;
+    size_t dyc = g.copy_dy ? (size_t)g.nb * g.oh * g.ow * g.c : 0;
+    return al((size_t)g.R * g.S * g.c) + al(padded) + al(dyc);
+}
+
+cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    if (a->workspace_size < fdnn_dw_workspace(p))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, fdnn_dw_workspace(p));
+    dgeo g;
+    make(p, &g);
+    char *cur = a->workspace;
+    int Hp = g.ih + 2 * g.ph, Wp = g.iw + 2 * g.pw, R = g.R, S = g.S, cc = p->cross_correlation, bwd = p->dir == FDNN_CONV_BWD_DATA;
+    float *wp = take(&cur, (size_t)R * S * g.c);   /* packed filter, or the gradient accumulator */
+    const float *in = bwd ? a->y : a->x;
+    const float *xx = in;
+    int64_t xn = g.is[0], xh = g.is[3], xw = g.is[4];
+    if (g.copy_in) {
+        float *xp = take(&cur, (size_t)g.nb * Hp * Wp * g.c);
+        fdnn_nhwc_pad_copy(in, g.is, g.nb, g.c, g.ih, g.iw, g.ph, g.pw, xp);
+        xx = xp; xn = (int64_t)Hp * Wp * g.c; xh = (int64_t)Wp * g.c; xw = g.c;
+    }
+    if (p->dir == FDNN_CONV_BWD_FILTER) {
+        fdnn_dw_wgrad k = { .n = g.nb, .c = g.c, .p = g.oh, .q = g.ow, .r = R, .s = S, .sh = g.sh, .sw = g.sw, .dh = g.dh, .dw = g.dw,
+                            .x = xx, .xn = xn, .xh = xh, .xw = xw, .acc = wp };
+        if (g.copy_dy) {
+            float *d = take(&cur, (size_t)g.nb * g.oh * g.ow * g.c);
+            fdnn_nhwc_pad_copy(a->y, p->ys, g.nb, g.c, g.oh, g.ow, 0, 0, d);
+            k.dy = d; k.yn = (int64_t)g.oh * g.ow * g.c; k.yh = (int64_t)g.ow * g.c; k.yw = g.c;
+        } else {
+            k.dy = a->y; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
+        }
+        fdnn_avx512_dw_wgrad(&k);
+        float *dw = a->out, alpha = (float)a->alpha, beta = (float)a->beta;
+#pragma omp parallel for schedule(static)
+        for (int c = 0; c < g.c; c++)
+            for (int r = 0; r < R; r++)
+                for (int s = 0; s < S; s++) {
+                    int64_t wo = fdnn_conv_off(p->ws, 1, c, 0, 0, cc ? r : R - 1 - r, cc ? s : S - 1 - s);
+                    float v = alpha * wp[((int64_t)r * S + s) * g.c + c];
+                    if (beta != 0) v += beta * dw[wo];
+                    dw[wo] = v;
+                }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    const float *w = a->w;
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < S; s++) {
+            int rr = (cc ^ bwd) ? r : R - 1 - r, ss = (cc ^ bwd) ? s : S - 1 - s;
+            for (int c = 0; c < g.c; c++) wp[((int64_t)r * S + s) * g.c + c] = w[fdnn_conv_off(p->ws, 1, c, 0, 0, rr, ss)];
+        }
+    fdnn_dw_fwd k = { .n = g.nb, .c = g.c, .p = g.oh, .q = g.ow, .r = R, .s = S, .sh = g.sh, .sw = g.sw, .dh = g.dh, .dw = g.dw,
+                      .x = xx, .xn = xn, .xh = xh, .xw = xw, .y = a->out, .yn = g.os[0], .yh = g.os[3], .yw = g.os[4], .yc = g.os[1],
+                      .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
+    fdnn_avx512_dw_fwd(&k);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    (void)h;
+    return fdnn_dw_run(p, a);
+}
+
+const fdnn_conv_impl fdnn_conv_fwd__depthwise_nhwc = {
+    "conv_fwd__depthwise_nhwc", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1, CUDNN_FMA_MATH, fdnn_dw_applicable, fdnn_dw_workspace, run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_data__depthwise_nhwc = {
+    "conv_bwd_data__depthwise_nhwc", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1, CUDNN_FMA_MATH, fdnn_dw_applicable, fdnn_dw_workspace, run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_filter__depthwise_nhwc = {
+    "conv_bwd_filter__depthwise_nhwc", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, 1, CUDNN_FMA_MATH, fdnn_dw_applicable, fdnn_dw_workspace, run,
+};

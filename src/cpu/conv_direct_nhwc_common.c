@@ -1,0 +1,302 @@
+/* Portable driver of the NHWC direct convolution (kernels in conv_nhwc_avx512.c): FLOAT,
+ * 2-D, groups == 1, any stride / padding / dilation, any x/y/w strides (NHWC runs in place;
+ * other layouts are transposed through the workspace). Per call it
+ *   1. packs the filter into wp[co/32][r][s][ci][32] (flipped / transposed as the direction
+ *      needs) inside the workspace; nothing is cached between calls;
+ *   2. copies the input activations into a zero-padded NHWC buffer unless they are already
+ *      channel-innermost and the padding is 0;
+ *   3. runs the kernel straight into y (vector stores when y is channel-innermost, else
+ *      scalar stores of each register tile), so y's strides do not change the workspace.
+ * Backward data is the forward convolution (stride 1) of dy with the transposed, flipped
+ * filter and padding (R-1)*dil - pad; for stride > 1, dy is first spread with zeros between
+ * its elements (stride*stride times the FLOPs, but the same fast kernel). Backward filter reduces into a float [r][s][k][c]
+ * accumulator in the workspace, then blends into dw. Workspace sizes are exact. */
+#include <stdio.h>
+#include <string.h>
+#include "conv_nhwc.h"
+#include "conv_cpu.h"
+#include "cpu_features.h"
+
+/* The convolution as the forward kernel sees it: input i (channels ci), output o. */
+typedef struct {
+    int nb, ci, co, ih, iw, oh, ow, ph, pw, sh, sw, dh, dw, R, S;
+    const int64_t *is, *os;
+    int copy_in, tmp_out;
+    int unit_bwd;           /* bwd data, 1x1, no padding, stride > 1: strided output, no zero insertion */
+    int col_bwd;            /* bwd data with few input channels (C < 16): GEMM into columns + gather */
+    int hb, wb, ish, isw;   /* kernel input buffer dims; zero-insertion strides (bwd data) */
+} geo;
+
+static void make_geo(const fdnn_conv_problem *p, geo *g)
+{
+    memset(g, 0, sizeof *g);
+    g->nb = p->n;
+    g->R = p->flt[1];
+    g->S = p->flt[2];
+    g->dh = p->dil[1];
+    g->dw = p->dil[2];
+    if (p->dir == FDNN_CONV_BWD_DATA) {
+        g->ci = p->k; g->co = p->c;
+        g->ih = p->out[1]; g->iw = p->out[2]; g->oh = p->in[1]; g->ow = p->in[2];
+        g->ph = (g->R - 1) * g->dh - p->pad[1];
+        g->pw = (g->S - 1) * g->dw - p->pad[2];
+        g->sh = g->sw = 1;
+        g->ish = p->stride[1]; g->isw = p->stride[2];
+        g->hb = g->oh + (g->R - 1) * g->dh; g->wb = g->ow + (g->S - 1) * g->dw;
+        g->is = p->ys; g->os = p->xs;
+        if (g->R == 1 && g->S == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (g->ish > 1 || g->isw > 1)) {
+            g->unit_bwd = 1;
+            g->ish = g->isw = 1;
+            g->oh = p->out[1]; g->ow = p->out[2];   /* kernel output: the dx positions that dy touches */
+            g->hb = g->ih; g->wb = g->iw;
+        }
+    } else {
+        g->ci = p->c; g->co = p->k;
+        g->ih = p->in[1]; g->iw = p->in[2]; g->oh = p->out[1]; g->ow = p->out[2];
+        g->ph = p->pad[1]; g->pw = p->pad[2];
+        g->sh = p->stride[1]; g->sw = p->stride[2];
+        g->ish = g->isw = 1;
+        g->hb = g->ih + 2 * g->ph; g->wb = g->iw + 2 * g->pw;
+        g->is = p->xs; g->os = p->ys;
+    }
+    if (p->dir == FDNN_CONV_BWD_DATA && p->c < 16 && !g->unit_bwd) {
+        /* columns[pos][tap] = dy[pos][:] . w[:][tap] needs a packed filter and dy packed per image */
+        int64_t rsc = (int64_t)p->c * g->R * g->S;
+        int dy_nhwc = p->ys[1] == 1 && p->ys[4] == p->k && p->ys[3] == (int64_t)p->out[2] * p->k;
+        int dy_nchw = p->ys[4] == 1 && p->ys[3] == p->out[2] && p->ys[1] == (int64_t)p->out[1] * p->out[2];
+        g->col_bwd = p->ws[0] == rsc && (dy_nhwc || dy_nchw);
+    }
+    g->copy_in = g->ph != 0 || g->pw != 0 || g->ish > 1 || g->isw > 1 || g->hb != g->ih || g->wb != g->iw || (g->is[1] != 1 && g->ci > 1);
+    g->tmp_out = g->os[1] != 1 && g->co > 1;
+}
+
+int fdnn_nhwc_direct_applicable(const fdnn_conv_problem *p, char *why, size_t n)
+{
+    if (!fdnn_cpu_has_avx512()) {
+        snprintf(why, n, "the direct NHWC kernels need AVX-512 (F, BW, DQ, VL), which this CPU or build lacks");
+        return 0;
+    }
+    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
+        snprintf(why, n, "the direct NHWC kernels handle FLOAT only");
+        return 0;
+    }
+    if (p->g != 1) {
+        snprintf(why, n, "the direct NHWC kernels need groups == 1");
+        return 0;
+    }
+    if (p->flt[0] != 1 || p->in[0] != 1 || p->out[0] != 1 || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) {
+        snprintf(why, n, "the direct NHWC kernels handle 2-D, non-vectorised tensors only");
+        return 0;
+    }
+    if (p->dir == FDNN_CONV_BWD_DATA) {
+        if (p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2]) {
+            snprintf(why, n, "the direct NHWC backward-data kernel needs pad <= (filter-1)*dilation");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static size_t al(size_t floats) { return (floats + 16) * sizeof(float); } /* + 64 bytes to align */
+
+static float *take(char **cur, size_t floats)
+{
+    uintptr_t v = ((uintptr_t)*cur + 63) & ~(uintptr_t)63;
+    *cur = (char *)v + floats * sizeof(float);
+    return (float *)v;
+}
+
+size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p)
+{
+    geo g;
+    make_geo(p, &g);
+    size_t padded = g.copy_in ? (size_t)g.nb * g.hb * g.wb * g.ci : 0;
+    if (p->dir == FDNN_CONV_BWD_FILTER) {
+        size_t dyt = g.tmp_out ? (size_t)g.nb * g.oh * g.ow * g.co : 0;
+        return (padded ? al(padded) : 0) + (dyt ? al(dyt) : 0) + al((size_t)g.R * g.S * g.co * g.ci);
+    }
+    if (g.col_bwd) return al((size_t)p->out[1] * p->out[2] * p->c * g.R * g.S);
+    size_t packed = (size_t)(g.co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB * FDNN_NHWC_KB * g.R * g.S * g.ci;
+    return al(packed) + (padded ? al(padded) : 0);
+}
+
+void fdnn_nhwc_pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, float *dst)
+{
+    int Hp = hh + 2 * ph, Wp = ww + 2 * pw;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < nb; n++)
+        for (int y = 0; y < Hp; y++) {
+            float *d = dst + (((int64_t)n * Hp + y) * Wp) * ch;
+            int iy = y - ph;
+            if (iy < 0 || iy >= hh) {
+                memset(d, 0, sizeof(float) * (size_t)Wp * ch);
+                continue;
+            }
+            memset(d, 0, sizeof(float) * (size_t)pw * ch);
+            memset(d + (int64_t)(pw + ww) * ch, 0, sizeof(float) * (size_t)pw * ch);
+            const float *sr = src + n * s[0] + iy * s[3];
+            float *dd = d + (int64_t)pw * ch;
+            if (s[1] == 1 || ch == 1) {
+                for (int x = 0; x < ww; x++) memcpy(dd + (int64_t)x * ch, sr + x * s[4], sizeof(float) * (size_t)ch);
+            } else {
+                for (int c0 = 0; c0 < ch; c0 += 16) {   /* blocked transpose */
+                    int c1 = c0 + 16 < ch ? c0 + 16 : ch;
+                    for (int x = 0; x < ww; x++)
+                        for (int c = c0; c < c1; c++) dd[(int64_t)x * ch + c] = sr[c * s[1] + x * s[4]];
+                }
+            }
+        }
+}
+
+void fdnn_nhwc_spread_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, int hb, int wb, int ish,
+                           int isw, float *dst)
+{
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int n = 0; n < nb; n++)
+        for (int y = 0; y < hb; y++) {
+            float *d = dst + (((int64_t)n * hb + y) * wb) * ch;
+            memset(d, 0, sizeof(float) * (size_t)wb * ch);
+            int u = y - ph;
+            if (u < 0 || u % ish || u / ish >= hh) continue;
+            const float *sr = src + n * s[0] + (int64_t)(u / ish) * s[3];
+            for (int x = 0; x < ww; x++) {
+                float *dd = d + ((int64_t)pw + (int64_t)x * isw) * ch;
+                const float *ss = sr + x * s[4];
+                if (s[1] == 1) memcpy(dd, ss, sizeof(float) * (size_t)ch);
+                else for (int c = 0; c < ch; c++) dd[c] = ss[c * s[1]];
+            }
+        }
+}
+
+/* wp[co/32][r][s][ci][32]: for the forward direction w(k=co, c=ci, tap), for backward data
+ * w(k=ci, c=co, flipped tap); zero for channels beyond co. */
+static void pack_filter(const fdnn_conv_problem *p, const geo *g, const float *w, float *wp)
+{
+    int nkb = (g->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB, R = g->R, S = g->S, cc = p->cross_correlation;
+    int bwd = p->dir == FDNN_CONV_BWD_DATA;
+#pragma omp parallel for collapse(3) schedule(static)
+    for (int kb = 0; kb < nkb; kb++)
+        for (int r = 0; r < R; r++)
+            for (int s = 0; s < S; s++) {
+                /* tap of w used at kernel tap (r, s) */
+                int rr = (cc ^ bwd) ? r : R - 1 - r, ss = (cc ^ bwd) ? s : S - 1 - s;
+                float *d = wp + (((int64_t)kb * R + r) * S + s) * g->ci * FDNN_NHWC_KB;
+                for (int c = 0; c < g->ci; c++)
+                    for (int j = 0; j < FDNN_NHWC_KB; j++) {
+                        int o = kb * FDNN_NHWC_KB + j;
+                        float v = 0;
+                        if (o < g->co) v = bwd ? w[fdnn_conv_off(p->ws, 1, c, o, 0, rr, ss)] : w[fdnn_conv_off(p->ws, 1, o, c, 0, rr, ss)];
+                        d[(int64_t)c * FDNN_NHWC_KB + j] = v;
+                    }
+            }
+}
+
+cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    if (a->workspace_size < fdnn_nhwc_direct_workspace(p))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, fdnn_nhwc_direct_workspace(p));
+    geo g;
+    make_geo(p, &g);
+    char *cur = a->workspace;
+    int Hp = g.hb, Wp = g.wb;
+    if (p->dir == FDNN_CONV_BWD_FILTER) {
+        const float *x = a->x, *dy = a->y;
+        float *xp = NULL, *dyt = NULL;
+        if (g.copy_in) xp = take(&cur, (size_t)g.nb * Hp * Wp * g.ci);
+        if (g.tmp_out) dyt = take(&cur, (size_t)g.nb * g.oh * g.ow * g.co);
+        float *acc = take(&cur, (size_t)g.R * g.S * g.co * g.ci);
+        fdnn_nhwc_wgrad k = { .n = g.nb, .ci = g.ci, .co = g.co, .p = g.oh, .q = g.ow, .r = g.R, .s = g.S, .sh = g.sh, .sw = g.sw,
+                              .dh = g.dh, .dw = g.dw, .acc = acc, .swap = g.ci < 16 && g.co >= 32 };
+        if (g.copy_in) {
+            fdnn_nhwc_pad_copy(x, p->xs, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, xp);
+            k.x = xp; k.xn = (int64_t)Hp * Wp * g.ci; k.xh = (int64_t)Wp * g.ci; k.xw = g.ci;
+        } else {
+            k.x = x; k.xn = p->xs[0]; k.xh = p->xs[3]; k.xw = p->xs[4];
+        }
+        if (g.tmp_out) {
+            fdnn_nhwc_pad_copy(dy, p->ys, g.nb, g.co, g.oh, g.ow, 0, 0, dyt);
+            k.dy = dyt; k.yn = (int64_t)g.oh * g.ow * g.co; k.yh = (int64_t)g.ow * g.co; k.yw = g.co;
+        } else {
+            k.dy = dy; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
+        }
+        fdnn_avx512_nhwc_wgrad(&k);
+        float *dw = a->out;
+        float alpha = (float)a->alpha, beta = (float)a->beta;
+        int R = g.R, S = g.S, cc = p->cross_correlation;
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int o = 0; o < g.co; o++)
+            for (int c = 0; c < g.ci; c++)
+                for (int r = 0; r < R; r++)
+                    for (int s = 0; s < S; s++) {
+                        int rr = cc ? r : R - 1 - r, ss = cc ? s : S - 1 - s;
+                        int64_t wo = fdnn_conv_off(p->ws, 1, o, c, 0, rr, ss);
+                        float v = alpha * (k.swap ? acc[(((int64_t)r * S + s) * g.ci + c) * g.co + o]
+                                                  : acc[(((int64_t)r * S + s) * g.co + o) * g.ci + c]);
+                        if (beta != 0) v += beta * dw[wo];
+                        dw[wo] = v;
+                    }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (g.col_bwd) {
+        /* per image: cols[P*Q][C*R*S] = dy_n (as [P*Q][K]) x w ([K][C*R*S] in the filter's own
+         * order), then every dx element gathers its taps (fixed order, deterministic) */
+        int P = p->out[1], Q = p->out[2], K = p->k, C = p->c, H = p->in[1], W = p->in[2], R = g.R, S = g.S, cc = p->cross_correlation;
+        int rsc = C * R * S, nhwc_dy = p->ys[1] == 1;
+        float *cols = take(&cur, (size_t)P * Q * rsc);
+        const float *dy = a->y, *w = a->w;
+        float *dx = a->out, alpha = (float)a->alpha, beta = (float)a->beta;
+        for (int n = 0; n < p->n; n++) {
+            const float *dyn = dy + n * p->ys[0];
+            fdnn_sgemm(!nhwc_dy, 0, P * Q, rsc, K, 1.0f, dyn, nhwc_dy ? K : (int64_t)P * Q, w, rsc, 0.0f, cols, rsc);
+#pragma omp parallel for schedule(static)
+            for (int h = 0; h < H; h++)
+                for (int x = 0; x < W; x++) {
+                    float acc[16] = { 0 };
+                    for (int r = 0; r < R; r++) {
+                        int nh = h + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];
+                        if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= P) continue;
+                        for (int s2 = 0; s2 < S; s2++) {
+                            int nw = x + p->pad[2] - (cc ? s2 : S - 1 - s2) * p->dil[2];
+                            if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= Q) continue;
+                            const float *cr = cols + ((int64_t)(nh / p->stride[1]) * Q + nw / p->stride[2]) * rsc;
+                            for (int c = 0; c < C; c++) acc[c] += cr[c * p->ws[1] + r * p->ws[3] + s2 * p->ws[4]];
+                        }
+                    }
+                    float *d = dx + n * p->xs[0] + h * p->xs[3] + x * p->xs[4];
+                    for (int c = 0; c < C; c++) d[c * p->xs[1]] = beta != 0 ? alpha * acc[c] + beta * d[c * p->xs[1]] : alpha * acc[c];
+                }
+        }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    const float *in = p->dir == FDNN_CONV_BWD_DATA ? a->y : a->x;
+    float *wp = take(&cur, (size_t)(g.co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB * FDNN_NHWC_KB * g.R * g.S * g.ci);
+    pack_filter(p, &g, a->w, wp);
+    fdnn_nhwc_fwd k = { .n = g.nb, .ci = g.ci, .co = g.co, .p = g.oh, .q = g.ow, .r = g.R, .s = g.S, .sh = g.sh, .sw = g.sw,
+                        .dh = g.dh, .dw = g.dw, .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
+    if (g.copy_in) {
+        float *xp = take(&cur, (size_t)g.nb * Hp * Wp * g.ci);
+        fdnn_nhwc_spread_copy(in, g.is, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, Hp, Wp, g.ish, g.isw, xp);
+        k.x = xp; k.xn = (int64_t)Hp * Wp * g.ci; k.xh = (int64_t)Wp * g.ci; k.xw = g.ci;
+    } else {
+        k.x = in; k.xn = g.is[0]; k.xh = g.is[3]; k.xw = g.is[4];
+    }
+    k.y = a->out; k.yn = g.os[0]; k.yh = g.os[3]; k.yw = g.os[4]; k.yc = g.os[1];
+    if (g.unit_bwd) {
+        int sh = p->stride[1], sw = p->stride[2], H = p->in[1], W = p->in[2], C = p->c;
+        k.yh *= sh;
+        k.yw *= sw;
+        /* dx positions no dy element reaches: alpha * 0 + beta * dx */
+        float *dx = a->out, beta = (float)a->beta;
+        const int64_t *xs = p->xs;
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int n = 0; n < p->n; n++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++) {
+                    if (h % sh == 0 && w % sw == 0) continue;
+                    float *d = dx + n * xs[0] + h * xs[3] + w * xs[4];
+                    for (int c = 0; c < C; c++) d[c * xs[1]] = beta != 0 ? beta * d[c * xs[1]] : 0.0f;
+                }
+    }
+    fdnn_avx512_nhwc_fwd(&k);
+    return CUDNN_STATUS_SUCCESS;
+}

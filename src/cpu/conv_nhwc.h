@@ -1,0 +1,82 @@
+/* Direct convolution over channel-innermost ("NHWC") float tensors: the AVX-512 kernels
+ * (conv_nhwc_avx512.c, built with -mavx512*) and the portable driver that packs weights,
+ * pads / transposes activations into the workspace and dispatches to them
+ * (conv_direct_nhwc_common.c). Relies on ../dispatch/conv.h. */
+#ifndef FDNN_CPU_CONV_NHWC_H
+#define FDNN_CPU_CONV_NHWC_H
+#include "../dispatch/conv.h"
+
+/* Channel block of the packed filter: output channels are grouped by 32 (two zmm). */
+#define FDNN_NHWC_KB 32
+
+/* 2-D forward direct convolution, x already zero-padded (no bounds checks): y[n,p,q,co] =
+ * alpha * sum_{r,s,ci} x[n, p*sh + r*dh, q*sw + s*dw, ci] * wp[co/32][r][s][ci][co%32]
+ * + beta * y (beta == 0: y not read). Channel stride 1 in x; y's channel stride is yc
+ * (1: vector stores, else scalar stores of each register tile). */
+typedef struct fdnn_nhwc_fwd {
+    int n, ci, co, p, q, r, s, sh, sw, dh, dw;
+    const float *x;
+    int64_t xn, xh, xw;
+    float *y;
+    int64_t yn, yh, yw, yc;
+    const float *wp;
+    float alpha, beta;
+} fdnn_nhwc_fwd;
+void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a);
+
+/* Weight gradient, x zero-padded: acc[r][s][co][ci] (swap: acc[r][s][ci][co], better for few
+ * input channels) = sum_{n,p,q} dy[n,p,q,co] * x[n, p*sh + r*dh, q*sw + s*dw, ci] (acc fully
+ * overwritten). Each acc element is owned by one
+ * thread and summed in a fixed order, so the result does not depend on the thread count. */
+typedef struct fdnn_nhwc_wgrad {
+    int n, ci, co, p, q, r, s, sh, sw, dh, dw;
+    const float *x;
+    int64_t xn, xh, xw;
+    const float *dy;
+    int64_t yn, yh, yw;
+    float *acc;
+    int swap;
+} fdnn_nhwc_wgrad;
+void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
+
+/* Depthwise (groups == C == K): y[n,p,q,c] = alpha * sum_{r,s} x[n, p*sh + r*dh, q*sw + s*dw, c]
+ * * wp[r][s][c] + beta * y, x zero-padded with channel stride 1, y channel stride yc. */
+typedef struct fdnn_dw_fwd {
+    int n, c, p, q, r, s, sh, sw, dh, dw;
+    const float *x;
+    int64_t xn, xh, xw;
+    float *y;
+    int64_t yn, yh, yw, yc;
+    const float *wp;
+    float alpha, beta;
+} fdnn_dw_fwd;
+void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a);
+/* Depthwise weight gradient: acc[r][s][c] = sum_{n,p,q} dy[n,p,q,c] * x[n, p*sh + r*dh, q*sw + s*dw, c]
+ * (x padded, dy and x channel stride 1); one thread per 16-channel block, fixed order. */
+typedef struct fdnn_dw_wgrad {
+    int n, c, p, q, r, s, sh, sw, dh, dw;
+    const float *x;
+    int64_t xn, xh, xw;
+    const float *dy;
+    int64_t yn, yh, yw;
+    float *acc;
+} fdnn_dw_wgrad;
+void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a);
+
+/* dst[n][hh+2ph][ww+2pw][ch] = src (strides s: N, C, D, H, W) with zero borders */
+void fdnn_nhwc_pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, float *dst);
+/* dst[n][hb][wb][ch]: zero except dst[n][ph + i*ish][pw + j*isw] = src[n][i][j] (zero insertion
+ * for strided backward data) */
+void fdnn_nhwc_spread_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, int hb, int wb, int ish,
+                           int isw, float *dst);
+
+/* Portable driver shared by the three conv_*__direct_nhwc implementations. */
+int fdnn_nhwc_direct_applicable(const fdnn_conv_problem *p, char *why, size_t n);
+size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* The depthwise driver (conv_depthwise_nhwc.c): groups == C == K, FLOAT, 2-D; backward data
+ * with stride 1 and pad <= (filter-1)*dilation. */
+int fdnn_dw_applicable(const fdnn_conv_problem *p, char *why, size_t n);
+size_t fdnn_dw_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a);
+#endif

@@ -1,0 +1,322 @@
+/* AVX-512 microkernels of the NHWC direct convolution (see conv_nhwc.h). This file alone is
+ * compiled with -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma (top-level CMakeLists.txt);
+ * it is only called after fdnn_cpu_has_avx512() said yes. Without those flags it is empty.
+ *
+ * Forward: a register tile of NW output positions of one output row x 32 output channels
+ * (2*NW zmm accumulators); per input channel two filter vectors are loaded and each of the
+ * NW input values is broadcast into two FMAs. OpenMP over (32-channel block, image, row).
+ * Weight gradient: a tile of NK output channels x 32 input channels (2*NK accumulators),
+ * reduced over chunks of output positions; OpenMP over tiles, every thread walks the chunks
+ * in the same order, so each sum has a fixed order. */
+#include "conv_nhwc.h"
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void fwd_tile(const int NW, const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh, int dw,
+                            int C, const float *wp, float *y, int64_t yw, int64_t yc, int nleft, __mmask16 m0, __mmask16 m1, float alpha, float beta)
+{
+    __m512 a0[8], a1[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) a0[i] = a1[i] = _mm512_setzero_ps();
+    /* with dilation 1 and packed channels the taps of one filter row are contiguous in x and
+     * in wp: one reduction loop of S*C */
+    int fuse = dw == 1 && xw == C;
+    int S2 = fuse ? 1 : S, C2 = fuse ? S * C : C;
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < S2; s++) {
+            const float *xp = x + (int64_t)r * dh * xh + (int64_t)s * dw * xw;
+            const float *wq = wp + (int64_t)(r * S + s) * C * FDNN_NHWC_KB;
+            for (int c = 0; c < C2; c++) {
+                __m512 w0 = _mm512_loadu_ps(wq + (int64_t)c * FDNN_NHWC_KB);
+                __m512 w1 = _mm512_loadu_ps(wq + (int64_t)c * FDNN_NHWC_KB + 16);
+#pragma GCC unroll 8
+                for (int i = 0; i < NW; i++) {
+                    __m512 xb = _mm512_set1_ps(xp[i * xs + c]);
+                    a0[i] = _mm512_fmadd_ps(xb, w0, a0[i]);
+                    a1[i] = _mm512_fmadd_ps(xb, w1, a1[i]);
+                }
+            }
+        }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * yw;
+        __m512 v0 = _mm512_mul_ps(va, a0[i]), v1 = _mm512_mul_ps(va, a1[i]);
+        if (yc == 1) {
+            if (beta != 0) {
+                v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, yp), v0);
+                v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, yp + 16), v1);
+            }
+            _mm512_mask_storeu_ps(yp, m0, v0);
+            _mm512_mask_storeu_ps(yp + 16, m1, v1);
+        } else {   /* channels not innermost (NCHW): scalar stores of the tile */
+            float buf[32];
+            _mm512_storeu_ps(buf, v0);
+            _mm512_storeu_ps(buf + 16, v1);
+            for (int j = 0; j < nleft; j++) {
+                float v = buf[j];
+                if (beta != 0) v += beta * yp[j * yc];
+                yp[j * yc] = v;
+            }
+        }
+    }
+}
+
+#define FWD_ARGS const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh, int dw, int C, const float *wp, \
+                 float *y, int64_t yw, int64_t yc, int nleft, __mmask16 m0, __mmask16 m1, float alpha, float beta
+#define FWD_PASS x, xs, xh, xw, R, S, dh, dw, C, wp, y, yw, yc, nleft, m0, m1, alpha, beta
+#define FWD_VARIANT(NW) static void fwd_tile_##NW(FWD_ARGS) { fwd_tile(NW, FWD_PASS); }
+FWD_VARIANT(1) FWD_VARIANT(2) FWD_VARIANT(3) FWD_VARIANT(4) FWD_VARIANT(5) FWD_VARIANT(6) FWD_VARIANT(7) FWD_VARIANT(8)
+typedef void (*fwd_fn)(FWD_ARGS);
+static const fwd_fn fwd_tiles[9] = { NULL, fwd_tile_1, fwd_tile_2, fwd_tile_3, fwd_tile_4,
+                                     fwd_tile_5, fwd_tile_6, fwd_tile_7, fwd_tile_8 };
+
+static __mmask16 mask_for(int left) { return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1); }
+
+/* tile width: 8, 7 or 6, whichever wastes least on a row of q positions (larger on ties) */
+static int pick_nw(int q)
+{
+    if (q <= 8) return q;
+    int best = 8, waste = (q + 7) / 8 * 8 - q;
+    for (int nw = 7; nw >= 6; nw--) {
+        int w = (q + nw - 1) / nw * nw - q;
+        if (w < waste) { best = nw; waste = w; }
+    }
+    return best;
+}
+
+void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
+{
+    int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB, nw = pick_nw(a->q);
+    int64_t tasks = (int64_t)nkb * a->n * a->p;
+    int64_t wblk = (int64_t)a->r * a->s * a->ci * FDNN_NHWC_KB;
+    /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
+     * once); else channel blocks outermost (each filter block is read once) */
+    int kb_inner = (double)wblk * nkb * sizeof(float) <= 768.0 * 1024;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; t++) {
+        int oh, n, kb;
+        if (kb_inner) {
+            kb = (int)(t % nkb); oh = (int)((t / nkb) % a->p); n = (int)(t / ((int64_t)nkb * a->p));
+        } else {
+            oh = (int)(t % a->p); n = (int)((t / a->p) % a->n); kb = (int)(t / ((int64_t)a->p * a->n));
+        }
+        int left = a->co - kb * FDNN_NHWC_KB;
+        __mmask16 m0 = mask_for(left), m1 = mask_for(left - 16);
+        const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
+        float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)kb * FDNN_NHWC_KB * a->yc;
+        const float *wp = a->wp + kb * wblk;
+        int64_t xs = (int64_t)a->sw * a->xw;
+        for (int ow = 0; ow < a->q; ow += nw) {
+            int cnt = a->q - ow < nw ? a->q - ow : nw;
+            fwd_tiles[cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, yr + ow * a->yw, a->yw, a->yc, left < 32 ? left : 32, m0, m1,
+                           a->alpha, a->beta);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- weight gradient */
+/* swap == 0: vectors of 32 input channels of x, broadcasts of NK output channels of dy,
+ * acc[rs][co][ci]; swap == 1 (few input channels): vectors of 32 output channels of dy,
+ * broadcasts of NK input channels of x, acc[rs][ci][co]. v0 / b0: first vector / broadcast channel. */
+ALWAYS_INLINE void wgrad_tile(const int NK, const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1,
+                              int first, float *acc)
+{
+    int swap = a->swap, vn = swap ? a->co : a->ci;
+    __mmask16 m0 = mask_for(vn - v0), m1 = mask_for(vn - v0 - 16);
+    __m512 c0[8], c1[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < NK; j++) {
+        if (first) {
+            c0[j] = c1[j] = _mm512_setzero_ps();
+        } else {
+            c0[j] = _mm512_maskz_loadu_ps(m0, acc + (int64_t)j * vn);
+            c1[j] = _mm512_maskz_loadu_ps(m1, acc + (int64_t)j * vn + 16);
+        }
+    }
+    int64_t xs = (int64_t)a->sw * a->xw;
+    int64_t vs = swap ? a->yw : xs, bs = swap ? xs : a->yw;
+    for (int64_t row = row0; row < row1; row++) {
+        int n = (int)(row / a->p), oh = (int)(row % a->p);
+        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw;
+        const float *yr = a->dy + n * a->yn + oh * a->yh;
+        const float *vr = (swap ? yr : xr) + v0, *br = (swap ? xr : yr) + b0;
+        for (int ow = 0; ow < a->q; ow++) {
+            __m512 x0 = _mm512_maskz_loadu_ps(m0, vr + ow * vs), x1 = _mm512_maskz_loadu_ps(m1, vr + ow * vs + 16);
+            const float *bp = br + ow * bs;
+#pragma GCC unroll 8
+            for (int j = 0; j < NK; j++) {
+                __m512 yb = _mm512_set1_ps(bp[j]);
+                c0[j] = _mm512_fmadd_ps(yb, x0, c0[j]);
+                c1[j] = _mm512_fmadd_ps(yb, x1, c1[j]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NK; j++) {
+        _mm512_mask_storeu_ps(acc + (int64_t)j * vn, m0, c0[j]);
+        _mm512_mask_storeu_ps(acc + (int64_t)j * vn + 16, m1, c1[j]);
+    }
+}
+
+#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, int first, float *acc
+#define WG_VARIANT(NK) static void wgrad_tile_##NK(WG_ARGS) { wgrad_tile(NK, a, r, s, b0, v0, row0, row1, first, acc); }
+WG_VARIANT(1) WG_VARIANT(2) WG_VARIANT(3) WG_VARIANT(4) WG_VARIANT(5) WG_VARIANT(6) WG_VARIANT(7) WG_VARIANT(8)
+typedef void (*wg_fn)(WG_ARGS);
+static const wg_fn wg_tiles[9] = { NULL, wgrad_tile_1, wgrad_tile_2, wgrad_tile_3, wgrad_tile_4,
+                                   wgrad_tile_5, wgrad_tile_6, wgrad_tile_7, wgrad_tile_8 };
+
+void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
+{
+    int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
+    int nk = (bn + 7) / 8, nc = (vn + 31) / 32;
+    int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
+    int64_t rows_per_chunk = 256 / a->q;
+    if (rows_per_chunk < 1) rows_per_chunk = 1;
+    int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+#pragma omp parallel
+    {
+        for (int64_t ch = 0; ch < chunks; ch++) {
+            int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
+            /* static schedule over the same count: every thread owns the same tasks in every chunk */
+#pragma omp for schedule(static) nowait
+            for (int64_t t = 0; t < tasks; t++) {
+                int kb = (int)(t % nk), cb = (int)((t / nk) % nc), rs = (int)(t / ((int64_t)nk * nc));
+                int r = rs / a->s, s = rs % a->s, b0 = kb * 8, v0 = cb * 32;
+                int cnt = bn - b0 < 8 ? bn - b0 : 8;
+                float *acc = a->acc + ((int64_t)rs * bn + b0) * vn + v0;
+                wg_tiles[cnt](a, r, s, b0, v0, row0, row1, ch == 0, acc);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- depthwise */
+ALWAYS_INLINE void dw_tile(const int NW, const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __mmask16 m)
+{
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) acc[i] = _mm512_setzero_ps();
+    for (int r = 0; r < a->r; r++)
+        for (int s = 0; s < a->s; s++) {
+            __m512 wv = _mm512_maskz_loadu_ps(m, a->wp + (int64_t)(r * a->s + s) * a->c + c0);
+            const float *xp = x + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw;
+#pragma GCC unroll 8
+            for (int i = 0; i < NW; i++) acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xp + i * xs), wv, acc[i]);
+        }
+    __m512 va = _mm512_set1_ps(a->alpha), vb = _mm512_set1_ps(a->beta);
+    int nleft = a->c - c0 < 16 ? a->c - c0 : 16;
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * a->yw;
+        __m512 v = _mm512_mul_ps(va, acc[i]);
+        if (a->yc == 1) {
+            if (a->beta != 0) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), v);
+            _mm512_mask_storeu_ps(yp, m, v);
+        } else {
+            float buf[16];
+            _mm512_storeu_ps(buf, v);
+            for (int j = 0; j < nleft; j++) yp[j * a->yc] = a->beta != 0 ? buf[j] + a->beta * yp[j * a->yc] : buf[j];
+        }
+    }
+}
+static void dw_tile_8(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __mmask16 m) { dw_tile(8, a, x, xs, y, c0, m); }
+static void dw_tile_1(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __mmask16 m) { dw_tile(1, a, x, xs, y, c0, m); }
+
+void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a)
+{
+    int64_t rows = (int64_t)a->n * a->p;
+    int ncb = (a->c + 15) / 16;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < rows; t++) {
+        int n = (int)(t / a->p), oh = (int)(t % a->p);
+        const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
+        float *yr = a->y + n * a->yn + oh * a->yh;
+        int64_t xs = (int64_t)a->sw * a->xw;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 16;
+            __mmask16 m = mask_for(a->c - c0);
+            int ow = 0;
+            for (; ow + 8 <= a->q; ow += 8) dw_tile_8(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+            for (; ow < a->q; ow++) dw_tile_1(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+        }
+    }
+}
+
+static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __mmask16 m, int64_t rows, int64_t xs)
+{
+    __m512 acc[9];
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t row = 0; row < rows; row++) {
+        int n = (int)(row / a->p), oh = (int)(row % a->p);
+        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
+        const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+        for (int ow = 0; ow < a->q; ow++) {
+            __m512 yv = _mm512_maskz_loadu_ps(m, yr + ow * a->yw);
+            const float *xp = xr + ow * xs;
+#pragma GCC unroll 9
+            for (int i = 0; i < 9; i++)
+                acc[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xp + (int64_t)(i / 3) * a->dh * a->xh + (int64_t)(i % 3) * a->dw * a->xw),
+                                         yv, acc[i]);
+        }
+    }
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) _mm512_mask_storeu_ps(a->acc + ((int64_t)(r0 + i / 3) * 3 + i % 3) * a->c + c0, m, acc[i]);
+}
+
+/* one task per 16-channel block: every dy vector is loaded once and feeds all taps (up to 16
+ * accumulators; larger filters go tap-row by tap-row) */
+void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a)
+{
+    int ncb = (a->c + 15) / 16, S = a->s;
+    int rblk = 16 / S < 1 ? 1 : 16 / S;   /* filter rows per pass */
+    int64_t rows = (int64_t)a->n * a->p, xs = (int64_t)a->sw * a->xw;
+#pragma omp parallel for schedule(static)
+    for (int cb = 0; cb < ncb; cb++) {
+        int c0 = cb * 16;
+        __mmask16 m = mask_for(a->c - c0);
+        for (int r0 = 0; r0 < a->r; r0 += rblk) {
+            int nr = a->r - r0 < rblk ? a->r - r0 : rblk;
+            if (S > 16) {   /* very wide filters: one tap at a time */
+                for (int r = r0; r < r0 + nr; r++)
+                    for (int s = 0; s < S; s++) {
+                        __m512 acc = _mm512_setzero_ps();
+                        for (int64_t row = 0; row < rows; row++) {
+                            int n = (int)(row / a->p), oh = (int)(row % a->p);
+                            const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw + c0;
+                            const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                            for (int ow = 0; ow < a->q; ow++)
+                                acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr + ow * xs), _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc);
+                        }
+                        _mm512_mask_storeu_ps(a->acc + ((int64_t)r * S + s) * a->c + c0, m, acc);
+                    }
+                continue;
+            }
+            if (nr == 3 && S == 3) {   /* the common 3x3: constant bounds keep the 9 sums in registers */
+                dw_wg_3x3(a, c0, r0, m, rows, xs);
+                continue;
+            }
+            __m512 acc[16];
+            for (int i = 0; i < 16; i++) acc[i] = _mm512_setzero_ps();
+            for (int64_t row = 0; row < rows; row++) {
+                int n = (int)(row / a->p), oh = (int)(row % a->p);
+                const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
+                const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                for (int ow = 0; ow < a->q; ow++) {
+                    __m512 yv = _mm512_maskz_loadu_ps(m, yr + ow * a->yw);
+                    const float *xp = xr + ow * xs;
+                    for (int r = 0; r < nr; r++)
+                        for (int s = 0; s < S; s++)
+                            acc[r * S + s] = _mm512_fmadd_ps(
+                                _mm512_maskz_loadu_ps(m, xp + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw), yv, acc[r * S + s]);
+                }
+            }
+            for (int r = 0; r < nr; r++)
+                for (int s = 0; s < S; s++) _mm512_mask_storeu_ps(a->acc + ((int64_t)(r0 + r) * S + s) * a->c + c0, m, acc[r * S + s]);
+        }
+    }
+}
+#endif

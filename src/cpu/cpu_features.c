@@ -1,0 +1,20 @@
+/* Run-time CPU feature checks (cached after the first call). */
+#include <stdlib.h>
+#include "cpu_features.h"
+
+int fdnn_cpu_has_avx512(void)
+{
+#if defined(FDNN_HAVE_AVX512) && (defined(__x86_64__) || defined(__i386__))
+    static int cached = -1;
+    if (cached < 0) {
+        const char *off = getenv("FREEDNN_CPU_NO_AVX512");
+        __builtin_cpu_init();
+        int has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+        cached = has && !(off && off[0] == '1');
+    }
+    return cached;
+#else
+    return 0;
+#endif
+}

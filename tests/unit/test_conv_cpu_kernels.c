@@ -1,0 +1,182 @@
+/* The vectorised CPU convolution kernels (forward IMPLICIT_PRECOMP_GEMM, backward-data ALGO_1,
+ * backward-filter ALGO_3 on CPUs with AVX-512) against the independent reference: randomized,
+ * seeded 2-D FLOAT problems over the shapes they accept (groups 1, any stride / padding /
+ * dilation, both modes, channel counts that are not multiples of the 16/32-channel blocks,
+ * output widths covering every register-tile width), NCHW and NHWC activations, KCRS and
+ * KRSC filters, alpha/beta with NaN-prefilled outputs for beta = 0. Integer-valued data, so
+ * results are exact. On other backends or CPUs the same forced algorithms run whatever
+ * implements them (or report NOT_SUPPORTED, which is then skipped). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "th.h"
+#include "conv_ref.h"
+
+static int skipped;
+
+typedef struct {
+    int n, c, k, h, w, r, s, ph, pw, sh, sw, dh, dw, p, q, flip, nhwc, wnhwc;
+    int g; /* 0 or 1: dense; C == K == g: depthwise */
+} prob;
+
+static void layout(int nhwc, int n, int c, int h, int w, ref_conv_layout *l)
+{
+    (void)n;
+    l->vect = 1;
+    l->s[2] = 0;
+    if (nhwc) { l->s[1] = 1; l->s[4] = c; l->s[3] = (int64_t)w * c; l->s[0] = (int64_t)h * w * c; }
+    else { l->s[4] = 1; l->s[3] = w; l->s[1] = (int64_t)h * w; l->s[0] = (int64_t)c * h * w; }
+}
+
+static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, double beta)
+{
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    TH_OK(cudnnCreateTensorDescriptor(&xd));
+    TH_OK(cudnnCreateTensorDescriptor(&yd));
+    TH_OK(cudnnCreateFilterDescriptor(&wd));
+    TH_OK(cudnnCreateConvolutionDescriptor(&cd));
+    cudnnTensorFormat_t f = pb->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    TH_OK(cudnnSetTensor4dDescriptor(xd, f, CUDNN_DATA_FLOAT, pb->n, pb->c, pb->h, pb->w));
+    TH_OK(cudnnSetTensor4dDescriptor(yd, f, CUDNN_DATA_FLOAT, pb->n, pb->k, pb->p, pb->q));
+    int g = pb->g > 1 ? pb->g : 1, cg = pb->c / g;
+    TH_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, pb->wnhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, pb->k, cg, pb->r, pb->s));
+    TH_OK(cudnnSetConvolution2dDescriptor(cd, pb->ph, pb->pw, pb->sh, pb->sw, pb->dh, pb->dw,
+                                          pb->flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    TH_OK(cudnnSetConvolutionGroupCount(cd, g));
+    size_t nx = (size_t)pb->n * pb->c * pb->h * pb->w, nw = (size_t)pb->k * cg * pb->r * pb->s, ny = (size_t)pb->n * pb->k * pb->p * pb->q;
+    double *x = malloc(nx * 8), *w = malloc(nw * 8), *y = malloc(ny * 8);
+    th_fill_int(x, nx, -3, 3);
+    th_fill_int(w, nw, -3, 3);
+    th_fill_int(y, ny, -3, 3);
+    size_t nout = dir == 0 ? ny : dir == 1 ? nx : nw;
+    double *want = malloc(nout * 8), *got = malloc(nout * 8), *prev = malloc(nout * 8);
+    float *hb = malloc((nx > nw ? (nx > ny ? nx : ny) : (nw > ny ? nw : ny)) * 4);
+    th_fill_int(prev, nout, -3, 3);
+    if (beta == 0) for (size_t i = 0; i < nout; i++) prev[i] = NAN;
+    memcpy(want, prev, nout * 8);
+    ref_conv rc = { .n = pb->n, .c = pb->c, .k = pb->k, .g = g, .in = { 1, pb->h, pb->w }, .out = { 1, pb->p, pb->q },
+                    .flt = { 1, pb->r, pb->s }, .pad = { 0, pb->ph, pb->pw }, .stride = { 1, pb->sh, pb->sw },
+                    .dil = { 1, pb->dh, pb->dw }, .flip = pb->flip };
+    ref_conv_layout xl, yl, wl;
+    layout(pb->nhwc, pb->n, pb->c, pb->h, pb->w, &xl);
+    layout(pb->nhwc, pb->n, pb->k, pb->p, pb->q, &yl);
+    layout(pb->wnhwc, pb->k, cg, pb->r, pb->s, &wl);
+    if (dir == 0) ref_conv_fwd(&rc, x, &xl, w, &wl, want, &yl, alpha, beta);
+    else if (dir == 1) ref_conv_bwd_data(&rc, want, &xl, w, &wl, y, &yl, alpha, beta);
+    else ref_conv_bwd_filter(&rc, x, &xl, want, &wl, y, &yl, alpha, beta);
+    int nonzero = 0;
+    for (size_t i = 0; i < nout; i++) nonzero |= want[i] != 0 && !isnan(want[i]);
+    if (!nonzero) {   /* every tap in the padding: a degenerate problem proves nothing, draw another */
+        free(x); free(w); free(y); free(want); free(got); free(prev); free(hb);
+        cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd);
+        return 0;
+    }
+    /* the reference works on the layouts directly, so the flat arrays already are in them */
+    void *bx = th_alloc(h, nx * 4), *bw = th_alloc(h, nw * 4), *by = th_alloc(h, ny * 4);
+    void *bo = dir == 0 ? by : dir == 1 ? bx : bw;
+    th_from_double(x, CUDNN_DATA_FLOAT, hb, nx); th_upload(h, bx, hb, nx * 4);
+    th_from_double(w, CUDNN_DATA_FLOAT, hb, nw); th_upload(h, bw, hb, nw * 4);
+    th_from_double(y, CUDNN_DATA_FLOAT, hb, ny); th_upload(h, by, hb, ny * 4);
+    th_from_double(prev, CUDNN_DATA_FLOAT, hb, nout); th_upload(h, bo, hb, nout * 4);
+    size_t ws = 0;
+    float fa = (float)alpha, fb = (float)beta;
+    cudnnStatus_t st;
+    if (dir == 0) st = cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, &ws);
+    else if (dir == 1) st = cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, &ws);
+    else st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, &ws);
+    if (st == CUDNN_STATUS_NOT_SUPPORTED) {
+        skipped++;
+    } else {
+        TH_CHECK(st == CUDNN_STATUS_SUCCESS, "workspace query: status %d", (int)st);
+        void *wsb = ws ? th_alloc(h, ws) : NULL;
+        if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, wsb, ws, &fb, yd, by);
+        else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws, &fb, xd, bx);
+        else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws, &fb, wd, bw);
+        char what[200];
+        snprintf(what, sizeof what, "%s g%d n%d c%d k%d %dx%d f%dx%d pad%d,%d str%d,%d dil%d,%d %s %s %s a%g b%g",
+                 dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", g, pb->n, pb->c, pb->k, pb->h, pb->w, pb->r, pb->s, pb->ph, pb->pw,
+                 pb->sh, pb->sw, pb->dh, pb->dw, pb->flip ? "conv" : "xcorr", pb->nhwc ? "nhwc" : "nchw", pb->wnhwc ? "krsc" : "kcrs", alpha, beta);
+        if (TH_CHECK(st == CUDNN_STATUS_SUCCESS, "%s: status %d %s", what, (int)st, cudnnGetErrorString(st))) {
+            th_download(h, hb, bo, nout * 4);
+            th_to_double(hb, CUDNN_DATA_FLOAT, got, nout);
+            th_compare(what, got, want, nout, th_tolerance("conv", CUDNN_DATA_FLOAT));
+            if (ws) {   /* too little workspace: BAD_PARAM, output untouched */
+                th_upload(h, bo, hb, nout * 4);
+                if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, wsb, ws - 1, &fb, yd, by);
+                else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws - 1, &fb, xd, bx);
+                else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws - 1, &fb, wd, bw);
+                TH_CHECK(st == CUDNN_STATUS_BAD_PARAM, "%s: workspace-1 gives %d, want BAD_PARAM", what, (int)st);
+                float *chk = malloc(nout * 4);
+                th_download(h, chk, bo, nout * 4);
+                TH_CHECK(memcmp(chk, hb, nout * 4) == 0, "%s: output changed by a failed call", what);
+                free(chk);
+            }
+        }
+        th_free(h, wsb);
+    }
+    th_free(h, bx); th_free(h, bw); th_free(h, by);
+    free(x); free(w); free(y); free(want); free(got); free(prev); free(hb);
+    cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd);
+    return 1;
+}
+
+static int random_prob(prob *pb, int dir)
+{
+    static const int chans[] = { 1, 3, 8, 16, 17, 31, 32, 40, 64, 70 };
+    pb->n = th_randint(1, 3);
+    pb->c = chans[th_randint(0, 9)];
+    pb->k = chans[th_randint(0, 9)];
+    pb->h = th_randint(1, 12);
+    pb->w = th_randint(1, 20);
+    pb->r = th_randint(1, 4);
+    pb->s = th_randint(1, 4);
+    pb->dh = th_randint(1, 2);
+    pb->dw = th_randint(1, 2);
+    pb->sh = th_randint(1, 3);
+    pb->sw = th_randint(1, 3);
+    int mh = (pb->r - 1) * pb->dh, mw = (pb->s - 1) * pb->dw;
+    pb->ph = th_randint(0, dir == 1 ? mh : mh + 1);
+    pb->pw = th_randint(0, dir == 1 ? mw : mw + 1);
+    pb->flip = th_randint(0, 1);
+    pb->g = 1;
+    if (th_randint(0, 3) == 0) pb->g = pb->k = pb->c;   /* depthwise */
+    pb->nhwc = th_randint(0, 2) > 0;
+    pb->wnhwc = th_randint(0, 1);
+    pb->p = ref_conv_out_dim(pb->h, pb->ph, pb->r, pb->dh, pb->sh);
+    pb->q = ref_conv_out_dim(pb->w, pb->pw, pb->s, pb->dw, pb->sw);
+    return pb->p >= 1 && pb->q >= 1;
+}
+
+int main(void)
+{
+    th_seed(8);
+    cudnnHandle_t h = th_create_handle();
+    /* fixed shapes: ResNet-like 3x3 and 1x1 with widths 7/14 and a strided 7x7 */
+    prob fixed[] = {
+        { 2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 14, 14, 0, 1, 1, 1 },
+        { 1, 64, 96, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, 7, 7, 0, 0, 0, 1 },
+        { 1, 3, 32, 23, 23, 7, 7, 3, 3, 2, 2, 1, 1, 12, 12, 1, 1, 0, 1 },
+        { 2, 48, 40, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 9, 11, 0, 0, 1, 1 },
+        { 1, 40, 40, 12, 19, 3, 3, 1, 1, 1, 1, 1, 1, 12, 19, 0, 1, 1, 40 },   /* depthwise */
+        { 2, 24, 24, 9, 9, 3, 3, 1, 1, 2, 2, 1, 1, 5, 5, 1, 0, 0, 24 },
+    };
+    static const double ab[][2] = { { 1, 0 }, { 2, 0 }, { 1, 1 }, { 0.5, -2 } };
+    for (int dir = 0; dir < 3; dir++) {
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+            run_case(h, &fixed[i], dir, 1, 0);
+            run_case(h, &fixed[i], dir, 0.5, -2);
+        }
+        for (int t = 0; t < 50; t++) {
+            prob pb;
+            int a = th_randint(0, 3);
+            if (!random_prob(&pb, dir) || !run_case(h, &pb, dir, ab[a][0], ab[a][1])) t--;
+        }
+    }
+    printf("skipped (NOT_SUPPORTED): %d\n", skipped);
+    cudnnDestroy(h);
+    return th_finish();
+}
