@@ -133,17 +133,20 @@ __global__ void im2col_kernel(const U *__restrict__ x, U *__restrict__ col, Geo 
 {
     const long long row = row0 + (long long)blockIdx.x * blockDim.y + threadIdx.y;
     if (row >= row_end) return;
-    int rem = (int)(row % ((long long)g.O0 * g.O1 * g.O2));
-    const long long n = row / ((long long)g.O0 * g.O1 * g.O2);
+    /* rows (N*P) and columns (T*R*S*C) are below 2^31 (applicable()): 32-bit index math */
+    const int pq = g.O0 * g.O1 * g.O2;
+    const int n = (int)row / pq;
+    int rem = (int)row - n * pq;
     const int o2 = rem % g.O2;
     rem /= g.O2;
     const int o1 = rem % g.O1, o0 = rem / g.O1;
     const int b0 = o0 * g.st0 - g.pad0, b1 = o1 * g.st1 - g.pad1, b2 = o2 * g.st2 - g.pad2;
     U *dst = col + (row - row0) * g.rscu;
-    const U *img = x + n * ((long long)g.D * g.H * g.W * g.Cu);
-    for (long long j = threadIdx.x; j < g.rscu; j += blockDim.x) {
-        const int c = (int)(j % g.Cu);
-        int tap = (int)(j / g.Cu);
+    const U *img = x + (long long)n * ((long long)g.D * g.H * g.W * g.Cu);
+    const int rscu = (int)g.rscu;
+    for (int j = threadIdx.x; j < rscu; j += blockDim.x) {
+        int tap = j / g.Cu;
+        const int c = j - tap * g.Cu;
         const int s = tap % g.S;
         tap /= g.S;
         const int r = tap % g.R, t = tap / g.R;
@@ -171,15 +174,16 @@ __global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long 
 {
     const long long rsc = g.rscu;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        const int c = (int)(e % g.Cu);
-        long long pos = e / g.Cu;
-        const int i2 = (int)(pos % g.W);
+        const long long pos64 = e / g.Cu;
+        const int c = (int)(e - pos64 * g.Cu);
+        int pos = (int)pos64; /* N*D*H*W < 2^31 (applicable()) */
+        const int i2 = pos % g.W;
         pos /= g.W;
-        const int i1 = (int)(pos % g.H);
+        const int i1 = pos % g.H;
         pos /= g.H;
-        const int i0 = (int)(pos % g.D);
-        const long long nl = pos / g.D;
-        const float *base = col + nl * ((long long)g.O0 * g.O1 * g.O2) * rsc + c;
+        const int i0 = pos % g.D;
+        const int nl = pos / g.D;
+        const float *base = col + (long long)nl * ((long long)g.O0 * g.O1 * g.O2) * rsc + c;
         float acc = 0.f;
         for (int t = 0; t < g.T; t++) {
             const int a0 = i0 + g.pad0 - (g.flip ? g.T - 1 - t : t) * g.dl0;
@@ -405,6 +409,8 @@ extern "C" int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *
     const long long ndhw = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
     if (npq >= lim || rsc >= lim || ndhw >= lim || (long long)p->k >= lim || pq * rsc >= lim * 4 || rsc * p->k >= lim)
         return say(why, why_n, "GEMM dimensions (N*P=%lld, T*R*S*C=%lld, K=%d) are too large for the cuBLAS GEMM path", npq, rsc, p->k);
+    if (p->dir == FDNN_CONV_BWD_DATA && !make_plan(p).one && pq * rsc * (long long)sizeof(float) > (1LL << 30))
+        return say(why, why_n, "one image's float column buffer (%lld x %lld) would exceed 1 GiB", pq, rsc);
     if (!fdnn_cublas_available(why, why_n)) return 0;
     return 1;
 }
