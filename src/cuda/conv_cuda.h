@@ -29,6 +29,13 @@ cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem
 cudnnStatus_t fdnn_cuda_conv_bwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 size_t fdnn_cuda_conv_bwd_filter_simt_workspace(const fdnn_conv_problem *p);
 
+/* Explicit GEMM through cuBLAS (conv_gemm_cublas.cu), all three directions: im2col (or none for
+ * 1x1/stride 1/pad 0) + cublasGemmEx on tensor cores; col2im gather for backward data. Only for
+ * packed NHWC x/y, KRSC filter, groups 1, HALF/BFLOAT16/FLOAT; applicable() says why not. */
+int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+size_t fdnn_cuda_conv_gemm_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */
 enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };
 

@@ -1,4 +1,6 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
+ *   all three:   cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
+ *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1);
  *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
  *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE/INT8, and HALF/BFLOAT16 when tensor
  *                cores are not allowed),
@@ -215,9 +217,40 @@ static const fdnn_conv_impl bwd_filter_simt = {"conv_bwd_filter__implicit_gemm_s
 static const fdnn_conv_impl bwd_filter_simt_lowp = {"conv_bwd_filter__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
                                                     1, CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, bwd_simt_workspace, run_bwd_simt};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
+/* cuBLAS explicit GEMM (conv_gemm_cublas.cu): first, for the dense channels-last problems it
+ * handles. The TENSOR_OP entry serves HALF/BFLOAT16 and TF32 FLOAT, the FMA one pure FP32. */
+static int gemm_tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->xtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return nope(why, why_n, "FLOAT uses TF32 tensor cores only with math type TENSOR_OP(_ALLOW_CONVERSION); see the FMA entry");
+    return fdnn_cuda_conv_gemm_applicable(p, why, why_n);
+}
+static int gemm_fp32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->xtype != CUDNN_DATA_FLOAT || p->math_type == CUDNN_TENSOR_OP_MATH || p->math_type == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return nope(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
+    return fdnn_cuda_conv_gemm_applicable(p, why, why_n);
+}
+static cudnnStatus_t run_gemm(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_gemm_run(h, p, a);
+}
+static const fdnn_conv_impl fwd_gemm_tc = {"conv_fwd__im2col_cublas", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1, CUDNN_TENSOR_OP_MATH,
+                                           gemm_tc_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+static const fdnn_conv_impl fwd_gemm_fp32 = {"conv_fwd__im2col_cublas_fp32", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1, CUDNN_FMA_MATH,
+                                             gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+static const fdnn_conv_impl bwd_data_gemm_tc = {"conv_bwd_data__cublas_col2im", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                                CUDNN_TENSOR_OP_MATH, gemm_tc_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+static const fdnn_conv_impl bwd_data_gemm_fp32 = {"conv_bwd_data__cublas_col2im_fp32", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                                  CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+static const fdnn_conv_impl bwd_filter_gemm_tc = {"conv_bwd_filter__im2col_cublas", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
+                                                  CUDNN_TENSOR_OP_MATH, gemm_tc_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cublas_fp32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
+                                                    CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)
 {

@@ -58,6 +58,13 @@ const fdnn_cublas_api *fdnn_cublas(void)
     return &g_api;
 }
 
+int fdnn_cublas_available(char *why, size_t why_n)
+{
+    pthread_once(&g_once, load_once);
+    if (!g_ok && why && why_n) snprintf(why, why_n, "%s", g_err);
+    return g_ok;
+}
+
 cudnnStatus_t fdnn_cublas_check(cublasStatus_t s, const char *what)
 {
     if (s == CUBLAS_STATUS_SUCCESS) return CUDNN_STATUS_SUCCESS;

@@ -26,6 +26,9 @@ typedef struct fdnn_cublas_api {
 
 /* The loaded table, or NULL with a FDNN_FAIL(NOT_SUPPORTED) message naming the library. */
 const fdnn_cublas_api *fdnn_cublas(void);
+/* 1 if cuBLAS can be loaded; else 0 with the reason in why (sets no error message, so it can
+ * be called from applicable() checks). */
+int fdnn_cublas_available(char *why, size_t why_n);
 /* The handle's cuBLAS handle (created on first use, default math: no TF32), bound to the
  * handle's stream. On failure returns a status with a message. */
 cudnnStatus_t fdnn_cublas_handle(cudnnHandle_t h, const fdnn_cublas_api **api, cublasHandle_t *out);

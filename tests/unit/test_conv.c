@@ -168,6 +168,37 @@ int main(void)
         }
         printf("%s: %d cases, %d with failures\n", dn[dir], ncases, fails);
     }
+    /* dense channels-last problems (packed NHWC x/y, KRSC filter, groups 1) in FLOAT / HALF /
+     * BFLOAT16: the CUDA backend runs them through its cuBLAS GEMM path (im2col / col2im, and the
+     * no-copy 1x1 stride-1 form); every other case limits its column buffer to a few KiB so the
+     * chunked loops (rows, images, float accumulation of the filter gradient) are exercised */
+    {
+        static const cudnnDataType_t GT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+        static const int CS[] = {1, 3, 4, 8, 16, 5};
+        for (int dir = 0; dir < 3; dir++) {
+            int fails = 0;
+            for (int i = 0; i < 36; i++) {
+                tcase t;
+                tc_random_shape(&t, 1);
+                t.g = 1;
+                t.c = CS[i % 6];
+                t.k = th_randint(1, 9);
+                t.xlay = t.ylay = LAY_NHWC;
+                t.w_nhwc = 1;
+                if (i % 4 == 1)
+                    for (int a = 3 - t.nsp; a < 3; a++) {
+                        t.flt[a] = t.stride[a] = 1;
+                        t.pad[a] = 0;
+                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                    }
+                pick_types(&t, GT[i % 3]);
+                if (i % 2) setenv("FREEDNN_CUDA_GEMM_WS_LIMIT", "2048", 1);
+                if (!run_case(h, dir, &t)) fails++;
+                unsetenv("FREEDNN_CUDA_GEMM_WS_LIMIT");
+            }
+            printf("%s channels-last: 36 cases, %d with failures\n", dn[dir], fails);
+        }
+    }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
     for (int pass = 0; pass < 2; pass++) {

@@ -114,8 +114,14 @@ static void buf_free(dev_buf *b)
     free(b->host);
 }
 
-static int algo_required(int dir, int algo, cudnnDataType_t dt, cudnnMathType_t math)
+static int algo_required(const prob *P, int layout, int dir, int algo, cudnnDataType_t dt, cudnnMathType_t math)
 {
+    /* cuBLAS explicit GEMM (fwd ALGO_GEMM): packed NHWC, KRSC, groups 1, FLOAT/HALF/BFLOAT16 (not
+     * HALF/BFLOAT16 with FMA math, which forbids tensor cores) */
+    const int lowp = dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16;
+    if (dir == 0 && algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM && layout == LAYOUT_NHWC && P->g == 1 &&
+        (dt == CUDNN_DATA_FLOAT || (lowp && math != CUDNN_FMA_MATH)))
+        return 1;
     if (algo == 0) return 1; /* direct kernels: IMPLICIT_GEMM / BWD_DATA_ALGO_0 / BWD_FILTER_ALGO_0 */
     if (dir > 0 && algo == 1) return 1; /* tiled backward kernels: BWD_DATA_ALGO_1 / BWD_FILTER_ALGO_1 */
     if (dir == 0 && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) return 1; /* tc / tf32 / simt / simt_lowp */
@@ -226,7 +232,7 @@ static void run_case(cudnnHandle_t h, const prob *P, cudnnDataType_t dt, cudnnDa
                     st = cudnnConvolutionBackwardFilter(h, pa, xdesc, bx.d, ydesc, by.d, cdesc, algo, ws, wsz, pb, wdesc, bw.d);
                 char what[300];
                 snprintf(what, sizeof what, "%s dir %d algo %d alpha %g beta %g", tag, dir, algo, alpha, beta);
-                if (algo_required(dir, algo, dt, math)) {
+                if (algo_required(P, layout, dir, algo, dt, math)) {
                     if (!TH_OK(st)) {
                         printf("  (%s)\n", what);
                         continue;

@@ -1,0 +1,440 @@
+/* Explicit-GEMM convolutions on tensor cores through cuBLAS (loaded lazily, cublas_loader.h),
+ * for dense channels-last problems: x and y packed NHWC (NDHWC), KRSC (KTRSC) filter,
+ * groups == 1, HALF / BFLOAT16 (CUBLAS_COMPUTE_32F, tensor cores) and FLOAT (TF32 only when the
+ * math type is TENSOR_OP*, else pure FP32). Rows of every GEMM are output positions (n, o),
+ * so with channels innermost all operands are plain row-major matrices:
+ *   forward:     y[NPQ, K]  = col[NPQ, TRSC] * w[K, TRSC]^T      (1x1/s1/p0: col = x, no copy)
+ *   bwd data:    col[NPQ, TRSC] = dy[NPQ, K] * w[K, TRSC] (float), then a gathering col2im
+ *                (each dx element sums its contributions in a fixed order: no atomics)
+ *                (1x1/s1/p0: dx[NHW, C] = dy * w directly)
+ *   bwd filter:  dw[K, TRSC] = dy^T[K, NPQ] * col[NPQ, TRSC]     (1x1/s1/p0: col = x)
+ * im2col is chunked over rows (forward, bwd filter) or images (bwd data) so that the column
+ * buffer stays below a bound (256 MiB, or FREEDNN_CUDA_GEMM_WS_LIMIT bytes for tests); the
+ * chunked bwd filter accumulates in a float buffer and blends alpha/beta once at the end.
+ * Everything runs on the handle's stream; no allocation, no host synchronisation. */
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include "conv_cuda.h"
+#include "cublas_loader.h"
+#include "cuda_internal.h"
+
+namespace {
+
+const size_t DEFAULT_LIMIT = (size_t)256 << 20;
+
+size_t ws_limit()
+{
+    const char *e = getenv("FREEDNN_CUDA_GEMM_WS_LIMIT");
+    if (e && *e) {
+        long long v = atoll(e);
+        if (v > 0) return (size_t)v;
+    }
+    return DEFAULT_LIMIT;
+}
+
+size_t esize(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT ? 4 : 2; }
+
+size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
+
+/* Sizes shared by workspace() and run(). */
+struct Plan {
+    int one;              /* 1x1, stride 1, pad 0: no im2col */
+    long long npq, rsc, pq;
+    long long rows_chunk; /* forward / bwd filter: GEMM rows per chunk */
+    long long imgs_chunk; /* bwd data: images per chunk */
+    long long nchunks;
+    size_t col_bytes;     /* column buffer at workspace offset 0 */
+    size_t acc_off;       /* bwd filter, chunked: float accumulator offset */
+    size_t total;
+};
+
+Plan make_plan(const fdnn_conv_problem *p)
+{
+    Plan P = {};
+    P.one = 1;
+    for (int i = 0; i < 3; i++)
+        if (p->flt[i] != 1 || p->stride[i] != 1 || p->pad[i] != 0) P.one = 0;
+    P.pq = (long long)p->out[0] * p->out[1] * p->out[2];
+    P.npq = P.pq * p->n;
+    P.rsc = (long long)p->flt[0] * p->flt[1] * p->flt[2] * p->c;
+    P.nchunks = 1;
+    if (P.one) return P;
+    const size_t lim = ws_limit();
+    if (p->dir == FDNN_CONV_BWD_DATA) {
+        size_t per_img = (size_t)P.pq * (size_t)P.rsc * sizeof(float);
+        long long k = per_img ? (long long)(lim / per_img) : p->n;
+        if (k < 1) k = 1;
+        if (k > p->n) k = p->n;
+        P.imgs_chunk = k;
+        P.nchunks = (p->n + k - 1) / k;
+        P.col_bytes = (size_t)k * per_img;
+        P.total = P.col_bytes;
+        return P;
+    }
+    size_t per_row = (size_t)P.rsc * esize(p->xtype);
+    long long r = (long long)(lim / per_row);
+    if (r > 256) r -= r % 256; /* keeps the row offsets of y / dy well aligned */
+    if (r < 1) r = 1;
+    if (r > P.npq) r = P.npq;
+    P.rows_chunk = r;
+    P.nchunks = (P.npq + r - 1) / r;
+    P.col_bytes = (size_t)r * per_row;
+    P.total = P.col_bytes;
+    if (p->dir == FDNN_CONV_BWD_FILTER && P.nchunks > 1) {
+        P.acc_off = align256(P.col_bytes);
+        P.total = P.acc_off + (size_t)p->k * (size_t)P.rsc * sizeof(float);
+    }
+    return P;
+}
+
+int say(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
+/* strides xs (N, C, D, H, W) describe a dense N, D, H, W, C tensor (extent-1 dims ignored) */
+int packed_cl(const int64_t *s, int n, int c, const int *sp)
+{
+    const int idx[5] = {1, 4, 3, 2, 0};
+    const int ext[5] = {c, sp[2], sp[1], sp[0], n};
+    int64_t e = 1;
+    for (int i = 0; i < 5; i++) {
+        if (ext[i] > 1 && s[idx[i]] != e) return 0;
+        e *= ext[i];
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+struct Geo {
+    int n, Cu;           /* channels in copy units (im2col) or elements (col2im) */
+    int D, H, W;         /* input extents */
+    int O0, O1, O2;      /* output extents */
+    int T, R, S;
+    int pad0, pad1, pad2, st0, st1, st2, dl0, dl1, dl2;
+    int flip;
+    long long rscu;      /* columns of col in units */
+};
+
+/* col[row - row0][tap*Cu + c] = x[n, in(o, tap), c] (zero outside); block = bx threads over the
+ * columns of by rows. U is the copy unit (1..16 bytes of consecutive channels). */
+template <typename U>
+__global__ void im2col_kernel(const U *__restrict__ x, U *__restrict__ col, Geo g, long long row0, long long row_end)
+{
+    const long long row = row0 + (long long)blockIdx.x * blockDim.y + threadIdx.y;
+    if (row >= row_end) return;
+    /* rows (N*P) and columns (T*R*S*C) are below 2^31 (applicable()): 32-bit index math */
+    const int pq = g.O0 * g.O1 * g.O2;
+    const int n = (int)row / pq;
+    int rem = (int)row - n * pq;
+    const int o2 = rem % g.O2;
+    rem /= g.O2;
+    const int o1 = rem % g.O1, o0 = rem / g.O1;
+    const int b0 = o0 * g.st0 - g.pad0, b1 = o1 * g.st1 - g.pad1, b2 = o2 * g.st2 - g.pad2;
+    U *dst = col + (row - row0) * g.rscu;
+    const U *img = x + (long long)n * ((long long)g.D * g.H * g.W * g.Cu);
+    const int rscu = (int)g.rscu;
+    for (int j = threadIdx.x; j < rscu; j += blockDim.x) {
+        int tap = j / g.Cu;
+        const int c = j - tap * g.Cu;
+        const int s = tap % g.S;
+        tap /= g.S;
+        const int r = tap % g.R, t = tap / g.R;
+        const int i0 = b0 + (g.flip ? g.T - 1 - t : t) * g.dl0;
+        const int i1 = b1 + (g.flip ? g.R - 1 - r : r) * g.dl1;
+        const int i2 = b2 + (g.flip ? g.S - 1 - s : s) * g.dl2;
+        U v = U();
+        if ((unsigned)i0 < (unsigned)g.D && (unsigned)i1 < (unsigned)g.H && (unsigned)i2 < (unsigned)g.W)
+            v = img[(((long long)i0 * g.H + i1) * g.W + i2) * g.Cu + c];
+        dst[j] = v;
+    }
+}
+
+__device__ __forceinline__ float tof(float v) { return v; }
+__device__ __forceinline__ float tof(__half v) { return __half2float(v); }
+__device__ __forceinline__ float tof(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ void fromf(float *p, float v) { *p = v; }
+__device__ __forceinline__ void fromf(__half *p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void fromf(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
+
+/* dx[n0 + nl, i, c] = alpha * sum over taps of col[nl, o(i, tap), tap, c] + beta * dx; one thread
+ * per dx element of the chunk, fixed tap order. g.Cu is C in elements here. */
+template <typename T>
+__global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long long n0, long long total, float alpha, float beta)
+{
+    const long long rsc = g.rscu;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const long long pos64 = e / g.Cu;
+        const int c = (int)(e - pos64 * g.Cu);
+        int pos = (int)pos64; /* N*D*H*W < 2^31 (applicable()) */
+        const int i2 = pos % g.W;
+        pos /= g.W;
+        const int i1 = pos % g.H;
+        pos /= g.H;
+        const int i0 = pos % g.D;
+        const int nl = pos / g.D;
+        const float *base = col + (long long)nl * ((long long)g.O0 * g.O1 * g.O2) * rsc + c;
+        float acc = 0.f;
+        for (int t = 0; t < g.T; t++) {
+            const int a0 = i0 + g.pad0 - (g.flip ? g.T - 1 - t : t) * g.dl0;
+            if (a0 < 0 || a0 % g.st0) continue;
+            const int o0 = a0 / g.st0;
+            if (o0 >= g.O0) continue;
+            for (int r = 0; r < g.R; r++) {
+                const int a1 = i1 + g.pad1 - (g.flip ? g.R - 1 - r : r) * g.dl1;
+                if (a1 < 0 || a1 % g.st1) continue;
+                const int o1 = a1 / g.st1;
+                if (o1 >= g.O1) continue;
+                for (int s = 0; s < g.S; s++) {
+                    const int a2 = i2 + g.pad2 - (g.flip ? g.S - 1 - s : s) * g.dl2;
+                    if (a2 < 0 || a2 % g.st2) continue;
+                    const int o2 = a2 / g.st2;
+                    if (o2 >= g.O2) continue;
+                    const long long orow = ((long long)o0 * g.O1 + o1) * g.O2 + o2;
+                    acc += base[orow * rsc + ((long long)(t * g.R + r) * g.S + s) * g.Cu];
+                }
+            }
+        }
+        T *d = dx + n0 * ((long long)g.D * g.H * g.W * g.Cu) + e;
+        float v = alpha * acc;
+        if (beta != 0.f) v += beta * tof(*d);
+        fromf(d, v);
+    }
+}
+
+/* out[i] = alpha * acc[i] + beta * out[i] (beta == 0: out not read) */
+template <typename T>
+__global__ void blend_kernel(const float *__restrict__ acc, T *out, long long n, float alpha, float beta)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        float v = alpha * acc[i];
+        if (beta != 0.f) v += beta * tof(out[i]);
+        fromf(out + i, v);
+    }
+}
+
+unsigned blocks_for(long long total, int bs)
+{
+    long long b = (total + bs - 1) / bs;
+    if (b > (1LL << 20)) b = 1LL << 20; /* grid-stride loops cover the rest */
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+Geo make_geo(const fdnn_conv_problem *p, int cu, long long rscu)
+{
+    Geo g;
+    g.n = p->n;
+    g.Cu = cu;
+    g.D = p->in[0]; g.H = p->in[1]; g.W = p->in[2];
+    g.O0 = p->out[0]; g.O1 = p->out[1]; g.O2 = p->out[2];
+    g.T = p->flt[0]; g.R = p->flt[1]; g.S = p->flt[2];
+    g.pad0 = p->pad[0]; g.pad1 = p->pad[1]; g.pad2 = p->pad[2];
+    g.st0 = p->stride[0]; g.st1 = p->stride[1]; g.st2 = p->stride[2];
+    g.dl0 = p->dil[0]; g.dl1 = p->dil[1]; g.dl2 = p->dil[2];
+    g.flip = !p->cross_correlation;
+    g.rscu = rscu;
+    return g;
+}
+
+template <typename U>
+void launch_im2col_u(const fdnn_conv_problem *p, const void *x, void *col, long long row0, long long rows, cudaStream_t st)
+{
+    const int es = (int)esize(p->xtype);
+    const int cu = (int)((long long)p->c * es / (long long)sizeof(U));
+    const long long rscu = (long long)p->flt[0] * p->flt[1] * p->flt[2] * cu;
+    int bx = 32;
+    while (bx < rscu && bx < 256) bx *= 2;
+    const int by = 256 / bx;
+    dim3 block(bx, by);
+    long long nb = (rows + by - 1) / by;
+    im2col_kernel<U><<<(unsigned)nb, block, 0, st>>>((const U *)x, (U *)col, make_geo(p, cu, rscu), row0, row0 + rows);
+}
+
+/* Picks the widest copy unit the channel count and both pointers allow. */
+void launch_im2col(const fdnn_conv_problem *p, const void *x, void *col, long long row0, long long rows, cudaStream_t st)
+{
+    const size_t cb = (size_t)p->c * esize(p->xtype);
+    const uintptr_t a = (uintptr_t)x | (uintptr_t)col;
+    if (cb % 16 == 0 && a % 16 == 0) launch_im2col_u<uint4>(p, x, col, row0, rows, st);
+    else if (cb % 8 == 0 && a % 8 == 0) launch_im2col_u<uint2>(p, x, col, row0, rows, st);
+    else if (cb % 4 == 0 && a % 4 == 0) launch_im2col_u<unsigned>(p, x, col, row0, rows, st);
+    else launch_im2col_u<unsigned short>(p, x, col, row0, rows, st);
+}
+
+cudaDataType cuda_type(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_HALF ? CUDA_R_16F : t == CUDNN_DATA_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+cublasComputeType_t compute_type(const fdnn_conv_problem *p)
+{
+    if (p->xtype == CUDNN_DATA_FLOAT &&
+        (p->math_type == CUDNN_TENSOR_OP_MATH || p->math_type == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+        return CUBLAS_COMPUTE_32F_FAST_TF32;
+    return CUBLAS_COMPUTE_32F;
+}
+
+/* column-major C[m x n] = alpha op(A) op(B) + beta C */
+struct Gemm {
+    const fdnn_cublas_api *cb;
+    cublasHandle_t ch;
+    cublasComputeType_t ct;
+    cudaDataType dt;
+    cudnnStatus_t operator()(cublasOperation_t ta, cublasOperation_t tb, long long m, long long n, long long k, float alpha, const void *A,
+                             long long lda, const void *B, long long ldb, float beta, void *C, cudaDataType ctype, long long ldc,
+                             const char *what) const
+    {
+        if (m <= 0 || n <= 0) return CUDNN_STATUS_SUCCESS;
+        cublasStatus_t s = cb->gemm_ex(ch, ta, tb, (int)m, (int)n, (int)k, &alpha, A, dt, (int)lda, B, dt, (int)ldb, &beta, C, ctype,
+                                       (int)ldc, ct, CUBLAS_GEMM_DEFAULT);
+        if (s == CUBLAS_STATUS_SUCCESS) return CUDNN_STATUS_SUCCESS;
+        return FDNN_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "%s: cublasGemmEx failed with cuBLAS status %d (m=%lld n=%lld k=%lld)", what, (int)s,
+                         m, n, k);
+    }
+};
+
+template <typename T>
+cudnnStatus_t launch_col2im(const fdnn_conv_problem *p, const float *col, void *dx, long long n0, long long nimg, float alpha, float beta,
+                            cudaStream_t st)
+{
+    const long long total = nimg * p->in[0] * p->in[1] * p->in[2] * (long long)p->c;
+    const long long rsc = (long long)p->flt[0] * p->flt[1] * p->flt[2] * p->c;
+    col2im_kernel<T><<<blocks_for(total, 256), 256, 0, st>>>(col, (T *)dx, make_geo(p, p->c, rsc), n0, total, alpha, beta);
+    return fdnn_cuda_check(cudaGetLastError(), "conv_bwd_data__cublas_col2im: col2im kernel");
+}
+
+template <typename T>
+cudnnStatus_t launch_blend(const float *acc, void *out, long long n, float alpha, float beta, cudaStream_t st)
+{
+    blend_kernel<T><<<blocks_for(n, 256), 256, 0, st>>>(acc, (T *)out, n, alpha, beta);
+    return fdnn_cuda_check(cudaGetLastError(), "conv_bwd_filter__im2col_cublas: alpha/beta blend kernel");
+}
+
+cudnnStatus_t run_fwd(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
+{
+    const float alpha = (float)a->alpha, beta = (float)a->beta;
+    const long long K = p->k;
+    if (P.one) /* y^T[K, NPQ] = w[C, K]^T * x^T[C, NPQ] (column-major views) */
+        return G(CUBLAS_OP_T, CUBLAS_OP_N, K, P.npq, P.rsc, alpha, a->w, P.rsc, a->x, P.rsc, beta, a->out, G.dt, K,
+                 "conv_fwd__im2col_cublas (1x1)");
+    const size_t es = esize(p->ytype);
+    for (long long r0 = 0; r0 < P.npq; r0 += P.rows_chunk) {
+        const long long rows = P.npq - r0 < P.rows_chunk ? P.npq - r0 : P.rows_chunk;
+        launch_im2col(p, a->x, a->workspace, r0, rows, st);
+        FDNN_CHECK(fdnn_cuda_check(cudaGetLastError(), "conv_fwd__im2col_cublas: im2col kernel"));
+        FDNN_CHECK(G(CUBLAS_OP_T, CUBLAS_OP_N, K, rows, P.rsc, alpha, a->w, P.rsc, a->workspace, P.rsc, beta,
+                     (char *)a->out + (size_t)r0 * (size_t)K * es, G.dt, K, "conv_fwd__im2col_cublas"));
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t run_bwd_data(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
+{
+    const float alpha = (float)a->alpha, beta = (float)a->beta;
+    const long long K = p->k;
+    if (P.one) /* dx^T[C, NHW] = w^T[C, K] * dy^T[K, NHW] */
+        return G(CUBLAS_OP_N, CUBLAS_OP_N, P.rsc, P.npq, K, alpha, a->w, P.rsc, a->y, K, beta, a->out, G.dt, P.rsc,
+                 "conv_bwd_data__cublas_col2im (1x1)");
+    const size_t es = esize(p->ytype);
+    for (long long n0 = 0; n0 < p->n; n0 += P.imgs_chunk) {
+        const long long nimg = p->n - n0 < P.imgs_chunk ? p->n - n0 : P.imgs_chunk;
+        const long long rows = nimg * P.pq;
+        FDNN_CHECK(G(CUBLAS_OP_N, CUBLAS_OP_N, P.rsc, rows, K, 1.0f, a->w, P.rsc, (const char *)a->y + (size_t)(n0 * P.pq) * (size_t)K * es, K,
+                     0.0f, a->workspace, CUDA_R_32F, P.rsc, "conv_bwd_data__cublas_col2im"));
+        const float *col = (const float *)a->workspace;
+        cudnnStatus_t s;
+        if (p->xtype == CUDNN_DATA_HALF) s = launch_col2im<__half>(p, col, a->out, n0, nimg, alpha, beta, st);
+        else if (p->xtype == CUDNN_DATA_BFLOAT16) s = launch_col2im<__nv_bfloat16>(p, col, a->out, n0, nimg, alpha, beta, st);
+        else s = launch_col2im<float>(p, col, a->out, n0, nimg, alpha, beta, st);
+        FDNN_CHECK(s);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t run_bwd_filter(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
+{
+    const float alpha = (float)a->alpha, beta = (float)a->beta;
+    const long long K = p->k;
+    if (P.one) /* dw^T[C, K] = x^T[C, NHW] * dy[NHW, K] */
+        return G(CUBLAS_OP_N, CUBLAS_OP_T, P.rsc, K, P.npq, alpha, a->x, P.rsc, a->y, K, beta, a->out, G.dt, P.rsc,
+                 "conv_bwd_filter__im2col_cublas (1x1)");
+    const size_t es = esize(p->ytype);
+    const int chunked = P.nchunks > 1;
+    void *acc = chunked ? (void *)((char *)a->workspace + P.acc_off) : a->out;
+    for (long long r0 = 0; r0 < P.npq; r0 += P.rows_chunk) {
+        const long long rows = P.npq - r0 < P.rows_chunk ? P.npq - r0 : P.rows_chunk;
+        launch_im2col(p, a->x, a->workspace, r0, rows, st);
+        FDNN_CHECK(fdnn_cuda_check(cudaGetLastError(), "conv_bwd_filter__im2col_cublas: im2col kernel"));
+        const float al = chunked ? 1.0f : alpha, be = chunked ? (r0 ? 1.0f : 0.0f) : beta;
+        FDNN_CHECK(G(CUBLAS_OP_N, CUBLAS_OP_T, P.rsc, K, rows, al, a->workspace, P.rsc, (const char *)a->y + (size_t)r0 * (size_t)K * es, K,
+                     be, acc, chunked ? CUDA_R_32F : G.dt, P.rsc, "conv_bwd_filter__im2col_cublas"));
+    }
+    if (!chunked) return CUDNN_STATUS_SUCCESS;
+    const long long nw = K * P.rsc;
+    if (p->wtype == CUDNN_DATA_HALF) return launch_blend<__half>((const float *)acc, a->out, nw, alpha, beta, st);
+    if (p->wtype == CUDNN_DATA_BFLOAT16) return launch_blend<__nv_bfloat16>((const float *)acc, a->out, nw, alpha, beta, st);
+    return launch_blend<float>((const float *)acc, a->out, nw, alpha, beta, st);
+}
+
+} // namespace
+
+extern "C" int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->nb_spatial < 2 || p->nb_spatial > 3)
+        return say(why, why_n, "the cuBLAS GEMM convolution handles 2-D and 3-D problems (got %d spatial dims)", p->nb_spatial);
+    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return say(why, why_n, "vectorised layouts are not handled by the cuBLAS GEMM path");
+    if (p->g != 1) return say(why, why_n, "the cuBLAS GEMM convolution needs groups == 1 (got %d)", p->g);
+    if (!(p->xtype == p->wtype && p->xtype == p->ytype &&
+          (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT)))
+        return say(why, why_n, "the cuBLAS GEMM convolution handles same-type HALF, BFLOAT16 and FLOAT (got x=%s w=%s y=%s)",
+                   fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (p->xtype != CUDNN_DATA_FLOAT && p->math_type == CUDNN_FMA_MATH)
+        return say(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores for HALF/BFLOAT16");
+    if (!p->w_nhwc) return say(why, why_n, "the cuBLAS GEMM convolution needs a KRSC (NHWC) filter");
+    if (!packed_cl(p->xs, p->n, p->c, p->in)) return say(why, why_n, "x must be densely packed channels-last (NHWC/NDHWC)");
+    if (!packed_cl(p->ys, p->n, p->k, p->out)) return say(why, why_n, "y must be densely packed channels-last (NHWC/NDHWC)");
+    const long long lim = (1LL << 31) - 1;
+    const long long pq = (long long)p->out[0] * p->out[1] * p->out[2];
+    const long long npq = pq * p->n, rsc = (long long)p->flt[0] * p->flt[1] * p->flt[2] * p->c;
+    const long long ndhw = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
+    if (npq >= lim || rsc >= lim || ndhw >= lim || (long long)p->k >= lim || pq * rsc >= lim * 4 || rsc * p->k >= lim)
+        return say(why, why_n, "GEMM dimensions (N*P=%lld, T*R*S*C=%lld, K=%d) are too large for the cuBLAS GEMM path", npq, rsc, p->k);
+    if (p->dir == FDNN_CONV_BWD_DATA && !make_plan(p).one && pq * rsc * (long long)sizeof(float) > (1LL << 30))
+        return say(why, why_n, "one image's float column buffer (%lld x %lld) would exceed 1 GiB", pq, rsc);
+    if (!fdnn_cublas_available(why, why_n)) return 0;
+    return 1;
+}
+
+extern "C" size_t fdnn_cuda_conv_gemm_workspace(const fdnn_conv_problem *p)
+{
+    return make_plan(p).total;
+}
+
+extern "C" cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    const Plan P = make_plan(p);
+    if (P.total && (!a->workspace || a->workspace_size < P.total))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "the cuBLAS GEMM convolution needs %zu bytes of workspace (got %zu)", P.total,
+                         a->workspace_size);
+    Gemm G;
+    FDNN_CHECK(fdnn_cublas_handle(h, &G.cb, &G.ch));
+    G.ct = compute_type(p);
+    G.dt = cuda_type(p->xtype);
+    cudaStream_t st = fdnn_cuda_stream(h);
+    switch (p->dir) {
+    case FDNN_CONV_FWD: return run_fwd(G, p, a, P, st);
+    case FDNN_CONV_BWD_DATA: return run_bwd_data(G, p, a, P, st);
+    case FDNN_CONV_BWD_FILTER: return run_bwd_filter(G, p, a, P, st);
+    }
+    return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "unknown convolution direction %d", (int)p->dir);
+}
