@@ -123,8 +123,10 @@ static int algo_required(const prob *P, int layout, int dir, int algo, cudnnData
         (dt == CUDNN_DATA_FLOAT || (lowp && math != CUDNN_FMA_MATH)))
         return 1;
     if (algo == 0) return 1; /* direct kernels: IMPLICIT_GEMM / BWD_DATA_ALGO_0 / BWD_FILTER_ALGO_0 */
-    if (dir > 0 && algo == 1) return 1; /* tiled backward kernels: BWD_DATA_ALGO_1 / BWD_FILTER_ALGO_1 */
-    if (dir == 0 && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) return 1; /* tc / tf32 / simt / simt_lowp */
+    /* the tiled kernels leave groups of fewer than 4 channels (depthwise) to the direct ones */
+    const int tiles = P->g == 1 || (P->c / P->g >= 4 && P->k / P->g >= 4);
+    if (dir > 0 && algo == 1) return tiles; /* tiled backward kernels: BWD_DATA_ALGO_1 / BWD_FILTER_ALGO_1 */
+    if (dir == 0 && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) return tiles; /* tc / tf32 / simt / simt_lowp */
     (void)dt;
     (void)math;
     return 0;
