@@ -27,6 +27,11 @@ for step in $steps; do
   tests)
     ctest --test-dir build-gpu -L gpu --output-on-failure -j4 > "$out/ctest-gpu.log" 2>&1
     grep -E 'tests passed|Passed|Failed|\*\*\*' "$out/ctest-gpu.log" | tail -40 ;;
+  counts)
+    for t in $(sed -n 's/^\(test_[a-z0-9_]*\)$/\1/p' tests/gpu_tests.txt); do
+      [ -x build-gpu/tests/$t ] || continue
+      printf '%-24s %s\n' "$t" "$(FREEDNN_BACKEND=cuda build-gpu/tests/$t 2>/dev/null | grep -E 'passed, [0-9]+ failed' | tail -1)"
+    done | tee "$out/counts.txt" ;;
   sanitize)
     for t in $(sed -n 's/^\(test_[a-z0-9_]*\)$/\1/p' tests/gpu_tests.txt); do
       [ -x build-gpu/tests/$t ] || continue
