@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 #include "cuda_norm.h"
+#include "ew_dense.cuh"
 extern "C" {
 #include "cuda_backend.h"
 #include "cuda_internal.h"
@@ -326,6 +327,75 @@ void mk_play(const struct cudnnTensorStruct *t, PLay *L)
     for (int i = 0; i < t->nb_dims; i++) L->dim[i] = t->dim[i], L->st[i] = t->stride[i];
 }
 
+/* Inference, SPATIAL, plain normalization, x and y with equal packed NCHW or NHWC strides: a
+ * flat element-wise pass. Each block first stages scale, bias, mean and 1/sqrt(var+eps) (the
+ * same double formula as norm_fwd_kernel) of every channel in shared memory; the channel of
+ * flat index i is i % C (NHWC) or (i / S) % C (NCHW), 32-bit. 16-byte loads/stores when aligned. */
+template <typename T, typename A>
+__global__ void __launch_bounds__(256) bn_infer_dense_kernel(const T *x, T *y, unsigned n, unsigned C, unsigned S, int nhwc, const A *scale,
+                                                             const A *bias, const A *mean, const A *var, PLay lsb, PLay lmv, double eps,
+                                                             A alpha, A beta, int vec)
+{
+    extern __shared__ __align__(16) unsigned char smraw[];
+    A *sc = reinterpret_cast<A *>(smraw), *bi = sc + C, *mu = bi + C, *iv = mu + C;
+    for (unsigned c = threadIdx.x; c < C; c += blockDim.x) {
+        const long long ob = poff(lsb, c), om = poff(lmv, c);
+        sc[c] = scale[ob], bi[c] = bias[ob], mu[c] = mean[om];
+        iv[c] = (A)(1.0 / sqrt((double)var[om] + eps));
+    }
+    __syncthreads();
+    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nth = gridDim.x * blockDim.x;
+    unsigned start = 0;
+    if (vec) {
+        const unsigned L = 16 / sizeof(T), nv = n / L;
+        for (unsigned i = tid; i < nv; i += nth) {
+            fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], o;
+            if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(y)[i];
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                const unsigned e = i * L + k, c = (nhwc ? e : e / S) % C;
+                A out = alpha * (sc[c] * (to_acc<A>(a.e[k]) - mu[c]) * iv[c] + bi[c]);
+                if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
+                o.e[k] = conv<T>::from(out);
+            }
+            reinterpret_cast<fdnn_ewd::V16<T> *>(y)[i] = o;
+        }
+        start = nv * L;
+    }
+    for (unsigned e = start + tid; e < n; e += nth) {
+        const unsigned c = (nhwc ? e : e / S) % C;
+        A out = alpha * (sc[c] * (to_acc<A>(x[e]) - mu[c]) * iv[c] + bi[c]);
+        if (beta != A(0)) out += beta * to_acc<A>(y[e]);
+        y[e] = conv<T>::from(out);
+    }
+}
+
+/* 1 = packed NCHW-like (channel stride S, spatial contiguous), 2 = packed NHWC-like, 0 = neither. */
+int dense_kind(const DLay &L, long long C, long long S)
+{
+    if (!L.merged) return 0;
+    if (L.sc == S && L.sst == 1 && L.sn == C * S) return 1;
+    if (L.sc == 1 && L.sst == C && L.sn == S * C) return 2;
+    return 0;
+}
+
+template <typename T, typename A> int try_infer_dense(cudnnHandle_t h, const fdnn_norm_prob *q, const NP<T, A> &p, cudnnStatus_t *st)
+{
+    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || !fdnn_ewd::same_geom(q->x, q->y)) return 0;
+    const long long n = (long long)p.N * p.C * p.S;
+    const size_t shm = 4 * sizeof(A) * (size_t)p.C;
+    if (n >= 0x7fffffffLL - (1LL << 26) || shm > 48 * 1024) return 0;
+    const int k = dense_kind(p.lx, p.C, p.S);
+    if (!k) return 0;
+    const int vec = fdnn_ewd::aligned16(q->xp) && fdnn_ewd::aligned16(q->yp);
+    const long long items = vec ? n / (16 / (long long)sizeof(T)) + 1 : n;
+    bn_infer_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, fdnn_cuda_stream(h)>>>(
+        p.x, p.y, (unsigned)n, (unsigned)p.C, (unsigned)p.S, k == 2, p.scale, p.bias, p.est_mean, p.est_var, p.lsb, p.lmv, p.eps, p.alpha,
+        p.beta, vec);
+    *st = fdnn_cuda_check(cudaGetLastError(), "bn_infer_dense_kernel");
+    return 1;
+}
+
 enum { K_INFER, K_TRAIN, K_BWD };
 
 template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
@@ -359,6 +429,10 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     p.alpha = (A)q->alpha, p.beta = (A)q->beta, p.alpha_p = (A)q->alpha_p, p.beta_p = (A)q->beta_p;
     p.eps = q->eps, p.factor = q->factor;
 
+    if (kind == K_INFER) {
+        cudnnStatus_t st;
+        if (try_infer_dense<T, A>(h, q, p, &st)) return st;
+    }
     /* column mode when adjacent parameters are adjacent in memory */
     int col = q->per_activation || x->stride[1] == 1;
     dim3 block;
