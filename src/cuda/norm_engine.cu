@@ -13,6 +13,7 @@
  * No workspace is needed; the reserve space holds the pre-activation value of every element as
  * a double at its logical N,C,spatial index, exactly as on the CPU (the backward reads it). */
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
 #include <math.h>
 #include <string.h>
 #include "cuda_norm.h"
@@ -396,6 +397,139 @@ template <typename T, typename A> int try_infer_dense(cudnnHandle_t h, const fdn
     return 1;
 }
 
+/* Training forward, SPATIAL, plain normalization, x and y with equal packed NCHW or NHWC
+ * strides, beta == 0 and y not overlapping x: one cooperative kernel over all resident blocks
+ * (the old one-block-per-channel-group grid left most SMs idle, e.g. 32 blocks for 256 NHWC
+ * float channels). Block b takes channel group b % CG and member range b / CG of RP equal
+ * parts. Phase 1: shifted sums (shift = the channel's first member, as batch_stats) of its
+ * part, reduced over the block's rows in fixed order, written to scratch -- the y buffer, whose
+ * contents are dead until phase 3 (beta == 0). grid.sync. Phase 2: every block adds the RP
+ * partials of its channels in ascending order (deterministic, identical in every block), the
+ * first part's block writes running/saved statistics. grid.sync. Phase 3: normalize the part.
+ * NHWC blocks are 32 channels x 8 rows (coalesced along C); NCHW blocks one channel x 256
+ * members (contiguous spatial runs). 32-bit index math (the caller checks the sizes). */
+template <typename T, typename A, bool NHWC> __global__ void __launch_bounds__(256) bn_train_coop_kernel(NP<T, A> p, unsigned CG, unsigned RP)
+{
+    namespace cg = cooperative_groups;
+    __shared__ A sh[256];
+    __shared__ A s_mean[32], s_inv[32];
+    const unsigned C = (unsigned)p.C, S = (unsigned)p.S, M = p.M;
+    const unsigned grp = blockIdx.x % CG, rp = blockIdx.x / CG;
+    const unsigned tx = threadIdx.x, ty = threadIdx.y, RY = blockDim.y;
+    const unsigned c = grp * blockDim.x + tx;
+    const bool on = c < C && rp < RP;
+    const unsigned lo = (unsigned)((unsigned long long)M * rp / RP), hi = (unsigned)((unsigned long long)M * (rp + 1) / RP);
+    A *part = reinterpret_cast<A *>(p.y);
+    /* member m -> offset: NHWC m*C + c; NCHW (m / S)*C*S + c*S + m % S (cursor, no division per step) */
+    A K = 0, s1 = 0, s2 = 0;
+    if (on) {
+        K = to_acc<A>(p.x[NHWC ? c : c * S]);
+        if (NHWC) {
+            for (unsigned m = lo + ty; m < hi; m += RY) {
+                const A d = to_acc<A>(p.x[m * C + c]) - K;
+                s1 += d, s2 += d * d;
+            }
+        } else {
+            unsigned m = lo + ty, n = m / S, sp = m - n * S;
+            const unsigned dn = RY / S, ds = RY - dn * S;
+            for (; m < hi; m += RY) {
+                const A d = to_acc<A>(p.x[(n * C + c) * S + sp]) - K;
+                s1 += d, s2 += d * d;
+                sp += ds, n += dn;
+                if (sp >= S) sp -= S, n++;
+            }
+        }
+    }
+    s1 = col_sum(s1, sh);
+    s2 = col_sum(s2, sh);
+    if (on && ty == 0) part[2 * ((unsigned long long)rp * C + c)] = s1, part[2 * ((unsigned long long)rp * C + c) + 1] = s2;
+    cg::this_grid().sync();
+    if (ty == 0) {
+        A mean = 0, inv = 0;
+        if (on) {
+            A t1 = 0, t2 = 0;
+            for (unsigned r = 0; r < RP; r++) t1 += part[2 * ((unsigned long long)r * C + c)], t2 += part[2 * ((unsigned long long)r * C + c) + 1];
+            const A m1 = t1 / (A)M, m2 = t2 / (A)M;
+            A var = m2 - m1 * m1;
+            var = var < A(0) ? A(0) : var;
+            mean = K + m1;
+            const double invd = 1.0 / sqrt((double)var + p.eps);
+            inv = (A)invd;
+            if (rp == 0) {
+                const long long o = poff(p.lmv, c);
+                if (p.run_mean) {
+                    const double f = p.factor, unb = M > 1 ? (double)M / (double)(M - 1) : 1.0;
+                    p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
+                    p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
+                }
+                if (p.save_mean) {
+                    p.save_mean[o] = mean;
+                    p.save_inv[o] = (A)invd;
+                }
+            }
+        }
+        s_mean[tx] = mean, s_inv[tx] = inv;
+    }
+    cg::this_grid().sync(); /* every block has read the partials before y is overwritten */
+    if (!on) return;
+    const long long ob = poff(p.lsb, c);
+    const A sc = p.scale[ob], bi = p.bias[ob], mean = s_mean[tx], inv = s_inv[tx];
+    if (NHWC) {
+        for (unsigned m = lo + ty; m < hi; m += RY) {
+            const unsigned o = m * C + c;
+            p.y[o] = conv<T>::from(p.alpha * (sc * (to_acc<A>(p.x[o]) - mean) * inv + bi));
+        }
+    } else {
+        unsigned m = lo + ty, n = m / S, sp = m - n * S;
+        const unsigned dn = RY / S, ds = RY - dn * S;
+        for (; m < hi; m += RY) {
+            const unsigned o = (n * C + c) * S + sp;
+            p.y[o] = conv<T>::from(p.alpha * (sc * (to_acc<A>(p.x[o]) - mean) * inv + bi));
+            sp += ds, n += dn;
+            if (sp >= S) sp -= S, n++;
+        }
+    }
+}
+
+template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, cudnnStatus_t *st)
+{
+    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || q->beta != 0.0 || !fdnn_ewd::same_geom(q->x, q->y)) return 0;
+    const long long n = (long long)p.N * p.C * p.S;
+    if (n >= 0x7fffffffLL) return 0;
+    const int k = dense_kind(p.lx, p.C, p.S);
+    if (!k) return 0;
+    const size_t esz = sizeof(T), bytes = (size_t)n * esz;
+    const char *xb = (const char *)q->xp, *yb = (const char *)q->yp;
+    if (xb < yb + bytes && yb < xb + bytes) return 0; /* y doubles as scratch: it must not overlap x */
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    if (!cs || !cs->prop.cooperativeLaunch) return 0;
+    const bool nhwc = k == 2 && p.C > 1;
+    const dim3 block = nhwc ? dim3(32, 8) : dim3(1, 256);
+    void *fn = nhwc ? (void *)bn_train_coop_kernel<T, A, true> : (void *)bn_train_coop_kernel<T, A, false>;
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, 256, 0) != cudaSuccess || per_sm < 1) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const long long maxb = (long long)per_sm * cs->prop.multiProcessorCount;
+    const long long CG = nhwc ? (p.C + 31) / 32 : p.C;
+    if (CG > maxb) return 0;
+    long long RP = maxb / CG;
+    if (RP > (long long)p.M / 16) RP = (long long)p.M / 16; /* parts of at least 16 members */
+    if (RP < 1) RP = 1;
+    while (RP > 1 && (size_t)RP * p.C * 2 * sizeof(A) > bytes) RP--;
+    if ((size_t)RP * p.C * 2 * sizeof(A) > bytes) return 0;
+    unsigned cg_ = (unsigned)CG, rp_ = (unsigned)RP;
+    void *args[] = {&p, &cg_, &rp_};
+    cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3((unsigned)(CG * RP)), block, args, 0, fdnn_cuda_stream(h));
+    if (e == cudaErrorCooperativeLaunchTooLarge) { /* e.g. fewer SMs available than reported: use the generic kernel */
+        (void)cudaGetLastError();
+        return 0;
+    }
+    *st = fdnn_cuda_check(e == cudaSuccess ? cudaGetLastError() : e, "bn_train_coop_kernel");
+    return 1;
+}
+
 enum { K_INFER, K_TRAIN, K_BWD };
 
 template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
@@ -432,6 +566,10 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     if (kind == K_INFER) {
         cudnnStatus_t st;
         if (try_infer_dense<T, A>(h, q, p, &st)) return st;
+    }
+    if (kind == K_TRAIN) {
+        cudnnStatus_t st;
+        if (try_train_coop<T, A>(h, q, p, &st)) return st;
     }
     /* column mode when adjacent parameters are adjacent in memory */
     int col = q->per_activation || x->stride[1] == 1;
