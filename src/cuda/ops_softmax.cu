@@ -136,7 +136,8 @@ bool use_block(const SmGeom &g) { return g.mode == CUDNN_SOFTMAX_MODE_INSTANCE ?
 /* ---- CHANNEL mode fast path: x, y (dy, dx) with equal packed NCHW or NHWC strides, typed,
  * float math for FLOAT/HALF/BFLOAT16 (double for DOUBLE), 32-bit indices. Forward does max and
  * sum of exp in one online pass (the running sum is rescaled when the max grows), then writes;
- * a NaN anywhere in a row still makes the row NaN. NCHW: one thread per (n, spatial) row
+ * a NaN anywhere in a row (or +inf, or a row of only -inf) still makes the row NaN, as in the
+ * generic two-pass formula. NCHW: one thread per (n, spatial) row
  * walking C with stride S (neighbouring threads read neighbouring addresses). NHWC: one warp
  * per row of C contiguous channels, combined with a fixed shuffle tree (deterministic). ---- */
 using fdnn_ewd::Acc;
@@ -158,6 +159,7 @@ template <typename F> __device__ __forceinline__ void om_merge(F &m, F &s, F m2,
 template <typename F> __device__ __forceinline__ void om_add(F &m, F &s, F v, int fast)
 {
     if (fast) { s += fexp_(v); return; }
+    if (v == F(-INFINITY)) return; /* adds exp(-inf - max) = 0 unless the whole row is -inf (fixed up after the pass) */
     const F mn = fmaxn(m, v);
     s = (s == F(0) ? F(0) : s * fexp_(m - mn)) + fexp_(v - mn);
     m = mn;
@@ -196,6 +198,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd(const T *X, T *Y, unsigned ro
                 else om_merge(m, s, m2, s2);
             }
         }
+        if (!fast && m == F(-INFINITY)) s = F(NAN); /* all -inf: exp(-inf - -inf) is NaN in the generic formula */
         const F ls = flog_(s);
 #pragma unroll 4
         for (unsigned c = lane; c < C; c += step) {
