@@ -10,6 +10,9 @@
  *     adjacent parameters are adjacent in memory, so warps read coalesced rows: PER_ACTIVATION
  *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
  *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
+ * Dense packed NCHW/NHWC fast paths: inference is one flat element-wise pass
+ * (bn_infer_dense_kernel); training with beta == 0 is one cooperative kernel over all resident
+ * blocks that keeps its partial sums in the y buffer (bn_train_coop_kernel).
  * No workspace is needed; the reserve space holds the pre-activation value of every element as
  * a double at its logical N,C,spatial index, exactly as on the CPU (the backward reads it). */
 #include <cuda_runtime.h>

@@ -3,7 +3,10 @@
  * cudnnOpTensor (B broadcast) and cudnnActivationForward/Backward. One grid-stride kernel:
  * each thread takes logical elements, maps them through every operand's strides (direct
  * indexing when an operand is packed NCHW-order), computes in double as the CPU does and
- * rounds once on store. Deterministic: no atomics, every output written by one thread. */
+ * rounds once on store. Deterministic: no atomics, every output written by one thread.
+ * Dense fast path first (ew_dense.cuh): operands packed in the same dimension order with
+ * equal strides and element type run a typed, vectorised flat kernel in float (double for
+ * DOUBLE) -- within th_tolerance of the double reference. */
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
 
