@@ -504,6 +504,7 @@ template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn
     const size_t esz = sizeof(T), bytes = (size_t)n * esz;
     const char *xb = (const char *)q->xp, *yb = (const char *)q->yp;
     if (xb < yb + bytes && yb < xb + bytes) return 0; /* y doubles as scratch: it must not overlap x */
+    if ((uintptr_t)yb % sizeof(A) != 0) return 0;        /* ... and hold aligned A values (HALF y may be 2-byte aligned) */
     const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
     if (!cs || !cs->prop.cooperativeLaunch) return 0;
     const bool nhwc = k == 2 && p.C > 1;
