@@ -4,6 +4,7 @@
  * rounded once to the element type; beta == 0 never reads C. */
 #include "cuda_dev.h"
 #include "cuda_ops.h"
+#include "ew_dense.cuh"
 
 using namespace fdnn_dev;
 
@@ -68,6 +69,14 @@ extern "C" cudnnStatus_t fdnn_cuda_add_tensor(cudnnHandle_t h, double alpha, con
         total *= c->dim[d];
     }
     if (total == 0) return CUDNN_STATUS_SUCCESS;
+    if (fdnn_ewd::dense_any_order(c) && fdnn_ewd::same_geom(c, a)) { /* no broadcast: flat vectorised kernel */
+        fdnn_ewd::OpCopy<float>::P pf = {0};
+        fdnn_ewd::OpCopy<double>::P pd = {0};
+        cudnnStatus_t st;
+        if (fdnn_ewd::dense_dispatch<1, fdnn_ewd::OpCopy>(h, "dense_kernel<add_tensor>", c->dtype, total, pf, pd, alpha, beta, C, A, NULL,
+                                                          NULL, &st))
+            return st;
+    }
     switch (c->dtype) {
     case CUDNN_DATA_FLOAT: return launch<float>(h, G, total, alpha, A, beta, C);
     case CUDNN_DATA_DOUBLE: return launch<double>(h, G, total, alpha, A, beta, C);

@@ -146,6 +146,88 @@ int grid_for(long long groups)
     return (int)(b < 65536 * 8 ? b : 65536 * 8);
 }
 
+
+/* NHWC-dense tensors (x and y with the same channels-innermost strides, W a multiple of 4): the
+ * mask stays defined over the logical NCHW index, so a thread takes the logical group of 4
+ * elements (n, c, h, 4*wg .. 4*wg+3) -- one Philox block, one 32-bit mask word -- and touches
+ * them at memory offsets ((n*H + h)*W + 4*wg + k)*C + c. Lanes are 8 channels x 4 w-groups, so
+ * every data access of a warp covers full 32-byte sectors (FLOAT) and the mask words of a warp
+ * come in 16-byte runs. 32-bit index math (the caller checks the sizes). */
+template <typename T, bool FWD>
+__global__ void __launch_bounds__(256) dropout_nhwc_kernel(const T *in, T *out, unsigned N, unsigned C, unsigned H, unsigned W, unsigned CT,
+                                                           unsigned WG, unsigned total, float p, double scale, unsigned long long seed,
+                                                           uint8_t *mask)
+{
+    for (unsigned t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        const unsigned c_lo = t & 7;
+        unsigned r = t >> 3;
+        const unsigned wg = r % WG;
+        r /= WG;
+        const unsigned ct = r % CT;
+        r /= CT;
+        const unsigned h = r % H, n = r / H;
+        const unsigned c = ct * 8 + c_lo;
+        if (c >= C || n >= N) continue;
+        const unsigned e0 = ((n * C + c) * H + h) * W + 4 * wg;
+        unsigned bits;
+        if (FWD) {
+            bits = keep4(seed, (unsigned long long)(e0 >> 2), p);
+            reinterpret_cast<uint32_t *>(mask)[e0 >> 2] =
+                (bits & 1) | ((bits >> 1 & 1) << 8) | ((bits >> 2 & 1) << 16) | ((bits >> 3 & 1) << 24);
+        } else {
+            const uint32_t w = reinterpret_cast<const uint32_t *>(mask)[e0 >> 2];
+            bits = (w & 0xff ? 1u : 0u) | (w & 0xff00 ? 2u : 0u) | (w & 0xff0000 ? 4u : 0u) | (w & 0xff000000u ? 8u : 0u);
+        }
+        const unsigned mo = ((n * H + h) * W + 4 * wg) * C + c;
+        T v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) v[k] = in[mo + k * C];
+#pragma unroll
+        for (int k = 0; k < 4; k++) out[mo + k * C] = scaled(v[k], (bits >> k) & 1, scale);
+    }
+}
+
+/* 4-D, NHWC-dense (channel stride 1) with these exact strides on non-unit dims. */
+int nhwc_dense(const struct cudnnTensorStruct *t)
+{
+    if (t->nb_dims != 4 || t->vect > 1) return 0;
+    const long long C = t->dim[1], H = t->dim[2], W = t->dim[3];
+    const long long want[4] = {H * W * C, 1, W * C, C};
+    for (int i = 0; i < 4; i++)
+        if (t->dim[i] != 1 && t->stride[i] != want[i]) return 0;
+    return 1;
+}
+
+int same_strides(const struct cudnnTensorStruct *a, const struct cudnnTensorStruct *b)
+{
+    if (a->nb_dims != b->nb_dims) return 0;
+    for (int i = 0; i < a->nb_dims; i++)
+        if (a->dim[i] != b->dim[i] || (a->dim[i] != 1 && a->stride[i] != b->stride[i])) return 0;
+    return 1;
+}
+
+/* Launches the NHWC kernel when it applies; returns 0 otherwise. */
+template <typename T, bool FWD>
+int try_nhwc(cudnnHandle_t h, const struct cudnnTensorStruct *xd, const void *x, const struct cudnnTensorStruct *yd, void *y, float p,
+             double scale, unsigned long long seed, uint8_t *mask, cudnnStatus_t *st)
+{
+    if (!nhwc_dense(xd) || !same_strides(xd, yd) || (uintptr_t)mask % 4 != 0) return 0;
+    const unsigned long long N = xd->dim[0], C = xd->dim[1], H = xd->dim[2], W = xd->dim[3];
+    if (W % 4 != 0 || N * C * H * W >= 0x7fffffffULL) return 0;
+    const unsigned long long CT = (C + 7) / 8, WG = W / 4, total = N * H * CT * WG * 8;
+    if (total >= 0x7fffffffULL) return 0;
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    const long long sms = cs && cs->prop.multiProcessorCount > 0 ? cs->prop.multiProcessorCount : 132;
+    long long g = ((long long)total + 255) / 256;
+    if (g > sms * 32) g = sms * 32;
+    if (g < 1) g = 1;
+    dropout_nhwc_kernel<T, FWD><<<(unsigned)g, 256, 0, fdnn_cuda_stream(h)>>>((const T *)x, (T *)y, (unsigned)N, (unsigned)C, (unsigned)H,
+                                                                             (unsigned)W, (unsigned)CT, (unsigned)WG, (unsigned)total, p,
+                                                                             scale, seed, mask);
+    *st = fdnn_cuda_check(cudaGetLastError(), FWD ? "dropout_nhwc_kernel<fwd>" : "dropout_nhwc_kernel<bwd>");
+    return 1;
+}
+
 template <typename T>
 cudnnStatus_t fwd(cudnnHandle_t h, const struct cudnnTensorStruct *xd, const void *x, const struct cudnnTensorStruct *yd, void *y, float p,
                   unsigned long long seed, uint8_t *mask)
@@ -155,6 +237,8 @@ cudnnStatus_t fwd(cudnnHandle_t h, const struct cudnnTensorStruct *xd, const voi
     TL lx, ly;
     mk(xd, &lx), mk(yd, &ly);
     double scale = 1.0 / (1.0 - (double)p);
+    cudnnStatus_t st;
+    if (try_nhwc<T, true>(h, xd, x, yd, y, p, scale, seed, mask, &st)) return st;
     int pk = packed(xd) && packed(yd);
     size_t al = 4 * sizeof(T);
     int vec = pk && ((uintptr_t)x % al == 0) && ((uintptr_t)y % al == 0);
@@ -175,6 +259,8 @@ cudnnStatus_t bwd(cudnnHandle_t h, const struct cudnnTensorStruct *dyd, const vo
     TL la, lb;
     mk(dyd, &la), mk(dxd, &lb);
     double scale = 1.0 / (1.0 - (double)p);
+    cudnnStatus_t st;
+    if (try_nhwc<T, false>(h, dyd, dy, dxd, dx, p, scale, 0, (uint8_t *)mask, &st)) return st;
     int pk = packed(dyd) && packed(dxd);
     size_t al = 4 * sizeof(T);
     int vec = pk && ((uintptr_t)dy % al == 0) && ((uintptr_t)dx % al == 0);

@@ -10,12 +10,17 @@
  *     adjacent parameters are adjacent in memory, so warps read coalesced rows: PER_ACTIVATION
  *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
  *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
+ * Dense packed NCHW/NHWC fast paths: inference is one flat element-wise pass
+ * (bn_infer_dense_kernel); training with beta == 0 is one cooperative kernel over all resident
+ * blocks that keeps its partial sums in the y buffer (bn_train_coop_kernel).
  * No workspace is needed; the reserve space holds the pre-activation value of every element as
  * a double at its logical N,C,spatial index, exactly as on the CPU (the backward reads it). */
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
 #include <math.h>
 #include <string.h>
 #include "cuda_norm.h"
+#include "ew_dense.cuh"
 extern "C" {
 #include "cuda_backend.h"
 #include "cuda_internal.h"
@@ -326,6 +331,209 @@ void mk_play(const struct cudnnTensorStruct *t, PLay *L)
     for (int i = 0; i < t->nb_dims; i++) L->dim[i] = t->dim[i], L->st[i] = t->stride[i];
 }
 
+/* Inference, SPATIAL, plain normalization, x and y with equal packed NCHW or NHWC strides: a
+ * flat element-wise pass. Each block first stages scale, bias, mean and 1/sqrt(var+eps) (the
+ * same double formula as norm_fwd_kernel) of every channel in shared memory; the channel of
+ * flat index i is i % C (NHWC) or (i / S) % C (NCHW), 32-bit. 16-byte loads/stores when aligned. */
+template <typename T, typename A>
+__global__ void __launch_bounds__(256) bn_infer_dense_kernel(const T *x, T *y, unsigned n, unsigned C, unsigned S, int nhwc, const A *scale,
+                                                             const A *bias, const A *mean, const A *var, PLay lsb, PLay lmv, double eps,
+                                                             A alpha, A beta, int vec)
+{
+    extern __shared__ __align__(16) unsigned char smraw[];
+    A *sc = reinterpret_cast<A *>(smraw), *bi = sc + C, *mu = bi + C, *iv = mu + C;
+    for (unsigned c = threadIdx.x; c < C; c += blockDim.x) {
+        const long long ob = poff(lsb, c), om = poff(lmv, c);
+        sc[c] = scale[ob], bi[c] = bias[ob], mu[c] = mean[om];
+        iv[c] = (A)(1.0 / sqrt((double)var[om] + eps));
+    }
+    __syncthreads();
+    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nth = gridDim.x * blockDim.x;
+    unsigned start = 0;
+    if (vec) {
+        const unsigned L = 16 / sizeof(T), nv = n / L;
+        for (unsigned i = tid; i < nv; i += nth) {
+            fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], o;
+            if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(y)[i];
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                const unsigned e = i * L + k, c = (nhwc ? e : e / S) % C;
+                A out = alpha * (sc[c] * (to_acc<A>(a.e[k]) - mu[c]) * iv[c] + bi[c]);
+                if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
+                o.e[k] = conv<T>::from(out);
+            }
+            reinterpret_cast<fdnn_ewd::V16<T> *>(y)[i] = o;
+        }
+        start = nv * L;
+    }
+    for (unsigned e = start + tid; e < n; e += nth) {
+        const unsigned c = (nhwc ? e : e / S) % C;
+        A out = alpha * (sc[c] * (to_acc<A>(x[e]) - mu[c]) * iv[c] + bi[c]);
+        if (beta != A(0)) out += beta * to_acc<A>(y[e]);
+        y[e] = conv<T>::from(out);
+    }
+}
+
+/* 1 = packed NCHW-like (channel stride S, spatial contiguous), 2 = packed NHWC-like, 0 = neither. */
+int dense_kind(const DLay &L, long long C, long long S)
+{
+    if (!L.merged) return 0;
+    if (L.sc == S && L.sst == 1 && L.sn == C * S) return 1;
+    if (L.sc == 1 && L.sst == C && L.sn == S * C) return 2;
+    return 0;
+}
+
+template <typename T, typename A> int try_infer_dense(cudnnHandle_t h, const fdnn_norm_prob *q, const NP<T, A> &p, cudnnStatus_t *st)
+{
+    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || !fdnn_ewd::same_geom(q->x, q->y)) return 0;
+    const long long n = (long long)p.N * p.C * p.S;
+    const size_t shm = 4 * sizeof(A) * (size_t)p.C;
+    if (n >= 0x7fffffffLL - (1LL << 26) || shm > 48 * 1024) return 0;
+    const int k = dense_kind(p.lx, p.C, p.S);
+    if (!k) return 0;
+    const int vec = fdnn_ewd::aligned16(q->xp) && fdnn_ewd::aligned16(q->yp);
+    const long long items = vec ? n / (16 / (long long)sizeof(T)) + 1 : n;
+    bn_infer_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, fdnn_cuda_stream(h)>>>(
+        p.x, p.y, (unsigned)n, (unsigned)p.C, (unsigned)p.S, k == 2, p.scale, p.bias, p.est_mean, p.est_var, p.lsb, p.lmv, p.eps, p.alpha,
+        p.beta, vec);
+    *st = fdnn_cuda_check(cudaGetLastError(), "bn_infer_dense_kernel");
+    return 1;
+}
+
+/* Training forward, SPATIAL, plain normalization, x and y with equal packed NCHW or NHWC
+ * strides, beta == 0 and y not overlapping x: one cooperative kernel over all resident blocks
+ * (the old one-block-per-channel-group grid left most SMs idle, e.g. 32 blocks for 256 NHWC
+ * float channels). Block b takes channel group b % CG and member range b / CG of RP equal
+ * parts. Phase 1: shifted sums (shift = the channel's first member, as batch_stats) of its
+ * part, reduced over the block's rows in fixed order, written to scratch -- the y buffer, whose
+ * contents are dead until phase 3 (beta == 0). grid.sync. Phase 2: every block adds the RP
+ * partials of its channels in ascending order (deterministic, identical in every block), the
+ * first part's block writes running/saved statistics. grid.sync. Phase 3: normalize the part.
+ * NHWC blocks are 32 channels x 8 rows (coalesced along C); NCHW blocks one channel x 256
+ * members (contiguous spatial runs). 32-bit index math (the caller checks the sizes). */
+template <typename T, typename A, bool NHWC> __global__ void __launch_bounds__(256) bn_train_coop_kernel(NP<T, A> p, unsigned CG, unsigned RP)
+{
+    namespace cg = cooperative_groups;
+    __shared__ A sh[256];
+    __shared__ A s_mean[32], s_inv[32];
+    const unsigned C = (unsigned)p.C, S = (unsigned)p.S, M = p.M;
+    const unsigned grp = blockIdx.x % CG, rp = blockIdx.x / CG;
+    const unsigned tx = threadIdx.x, ty = threadIdx.y, RY = blockDim.y;
+    const unsigned c = grp * blockDim.x + tx;
+    const bool on = c < C && rp < RP;
+    const unsigned lo = (unsigned)((unsigned long long)M * rp / RP), hi = (unsigned)((unsigned long long)M * (rp + 1) / RP);
+    A *part = reinterpret_cast<A *>(p.y);
+    /* member m -> offset: NHWC m*C + c; NCHW (m / S)*C*S + c*S + m % S (cursor, no division per step) */
+    A K = 0, s1 = 0, s2 = 0;
+    if (on) {
+        K = to_acc<A>(p.x[NHWC ? c : c * S]);
+        if (NHWC) {
+            for (unsigned m = lo + ty; m < hi; m += RY) {
+                const A d = to_acc<A>(p.x[m * C + c]) - K;
+                s1 += d, s2 += d * d;
+            }
+        } else {
+            unsigned m = lo + ty, n = m / S, sp = m - n * S;
+            const unsigned dn = RY / S, ds = RY - dn * S;
+            for (; m < hi; m += RY) {
+                const A d = to_acc<A>(p.x[(n * C + c) * S + sp]) - K;
+                s1 += d, s2 += d * d;
+                sp += ds, n += dn;
+                if (sp >= S) sp -= S, n++;
+            }
+        }
+    }
+    s1 = col_sum(s1, sh);
+    s2 = col_sum(s2, sh);
+    if (on && ty == 0) part[2 * ((unsigned long long)rp * C + c)] = s1, part[2 * ((unsigned long long)rp * C + c) + 1] = s2;
+    cg::this_grid().sync();
+    if (ty == 0) {
+        A mean = 0, inv = 0;
+        if (on) {
+            A t1 = 0, t2 = 0;
+            for (unsigned r = 0; r < RP; r++) t1 += part[2 * ((unsigned long long)r * C + c)], t2 += part[2 * ((unsigned long long)r * C + c) + 1];
+            const A m1 = t1 / (A)M, m2 = t2 / (A)M;
+            A var = m2 - m1 * m1;
+            var = var < A(0) ? A(0) : var;
+            mean = K + m1;
+            const double invd = 1.0 / sqrt((double)var + p.eps);
+            inv = (A)invd;
+            if (rp == 0) {
+                const long long o = poff(p.lmv, c);
+                if (p.run_mean) {
+                    const double f = p.factor, unb = M > 1 ? (double)M / (double)(M - 1) : 1.0;
+                    p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
+                    p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
+                }
+                if (p.save_mean) {
+                    p.save_mean[o] = mean;
+                    p.save_inv[o] = (A)invd;
+                }
+            }
+        }
+        s_mean[tx] = mean, s_inv[tx] = inv;
+    }
+    cg::this_grid().sync(); /* every block has read the partials before y is overwritten */
+    if (!on) return;
+    const long long ob = poff(p.lsb, c);
+    const A sc = p.scale[ob], bi = p.bias[ob], mean = s_mean[tx], inv = s_inv[tx];
+    if (NHWC) {
+        for (unsigned m = lo + ty; m < hi; m += RY) {
+            const unsigned o = m * C + c;
+            p.y[o] = conv<T>::from(p.alpha * (sc * (to_acc<A>(p.x[o]) - mean) * inv + bi));
+        }
+    } else {
+        unsigned m = lo + ty, n = m / S, sp = m - n * S;
+        const unsigned dn = RY / S, ds = RY - dn * S;
+        for (; m < hi; m += RY) {
+            const unsigned o = (n * C + c) * S + sp;
+            p.y[o] = conv<T>::from(p.alpha * (sc * (to_acc<A>(p.x[o]) - mean) * inv + bi));
+            sp += ds, n += dn;
+            if (sp >= S) sp -= S, n++;
+        }
+    }
+}
+
+template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, cudnnStatus_t *st)
+{
+    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || q->beta != 0.0 || !fdnn_ewd::same_geom(q->x, q->y)) return 0;
+    const long long n = (long long)p.N * p.C * p.S;
+    if (n >= 0x7fffffffLL) return 0;
+    const int k = dense_kind(p.lx, p.C, p.S);
+    if (!k) return 0;
+    const size_t esz = sizeof(T), bytes = (size_t)n * esz;
+    const char *xb = (const char *)q->xp, *yb = (const char *)q->yp;
+    if (xb < yb + bytes && yb < xb + bytes) return 0; /* y doubles as scratch: it must not overlap x */
+    if ((uintptr_t)yb % sizeof(A) != 0) return 0;        /* ... and hold aligned A values (HALF y may be 2-byte aligned) */
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    if (!cs || !cs->prop.cooperativeLaunch) return 0;
+    const bool nhwc = k == 2 && p.C > 1;
+    const dim3 block = nhwc ? dim3(32, 8) : dim3(1, 256);
+    void *fn = nhwc ? (void *)bn_train_coop_kernel<T, A, true> : (void *)bn_train_coop_kernel<T, A, false>;
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, 256, 0) != cudaSuccess || per_sm < 1) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const long long maxb = (long long)per_sm * cs->prop.multiProcessorCount;
+    const long long CG = nhwc ? (p.C + 31) / 32 : p.C;
+    if (CG > maxb) return 0;
+    long long RP = maxb / CG;
+    if (RP > (long long)p.M / 16) RP = (long long)p.M / 16; /* parts of at least 16 members */
+    if (RP < 1) RP = 1;
+    while (RP > 1 && (size_t)RP * p.C * 2 * sizeof(A) > bytes) RP--;
+    if ((size_t)RP * p.C * 2 * sizeof(A) > bytes) return 0;
+    unsigned cg_ = (unsigned)CG, rp_ = (unsigned)RP;
+    void *args[] = {&p, &cg_, &rp_};
+    cudaError_t e = cudaLaunchCooperativeKernel(fn, dim3((unsigned)(CG * RP)), block, args, 0, fdnn_cuda_stream(h));
+    if (e == cudaErrorCooperativeLaunchTooLarge) { /* e.g. fewer SMs available than reported: use the generic kernel */
+        (void)cudaGetLastError();
+        return 0;
+    }
+    *st = fdnn_cuda_check(e == cudaSuccess ? cudaGetLastError() : e, "bn_train_coop_kernel");
+    return 1;
+}
+
 enum { K_INFER, K_TRAIN, K_BWD };
 
 template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
@@ -359,6 +567,14 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     p.alpha = (A)q->alpha, p.beta = (A)q->beta, p.alpha_p = (A)q->alpha_p, p.beta_p = (A)q->beta_p;
     p.eps = q->eps, p.factor = q->factor;
 
+    if (kind == K_INFER) {
+        cudnnStatus_t st;
+        if (try_infer_dense<T, A>(h, q, p, &st)) return st;
+    }
+    if (kind == K_TRAIN) {
+        cudnnStatus_t st;
+        if (try_train_coop<T, A>(h, q, p, &st)) return st;
+    }
     /* column mode when adjacent parameters are adjacent in memory */
     int col = q->per_activation || x->stride[1] == 1;
     dim3 block;

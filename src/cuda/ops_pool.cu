@@ -8,6 +8,7 @@
  * element, for averages it adds dy/divisor. No atomics; results are independent of timing. */
 #include <math.h>
 #include "ops_dev.cuh"
+#include "ew_dense.cuh"
 
 using namespace fdnn_ops;
 
@@ -171,6 +172,118 @@ TV pool_tv(const struct cudnnTensorStruct *t)
     return v;
 }
 
+/* ---- 2-D forward fast path: x and y each packed NCHW or packed NHWC (4-D), one thread per
+ * output in y's memory order (coalesced stores, and on NHWC coalesced loads along C), 32-bit
+ * index math, typed loads, float math for FLOAT/HALF/BFLOAT16 (double for DOUBLE); the same
+ * max/NaN/tie and divisor rules as pool_one. ---- */
+struct P2 {
+    unsigned total, C, H, W, OH, OW;
+    int wh, ww, ph, pw, sh, sw, xnhwc, ynhwc, is_max, prop, incl;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(256) pool2d_fwd_fast(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
+                                                       typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < g.total; k += gridDim.x * blockDim.x) {
+        unsigned n, c, oh, ow, r;
+        if (g.ynhwc) {
+            c = k % g.C, r = k / g.C;
+            ow = r % g.OW, r /= g.OW;
+            oh = r % g.OH, n = r / g.OH;
+        } else {
+            ow = k % g.OW, r = k / g.OW;
+            oh = r % g.OH, r /= g.OH;
+            c = r % g.C, n = r / g.C;
+        }
+        const unsigned HW = g.H * g.W;
+        const unsigned base = g.xnhwc ? n * HW * g.C + c : (n * g.C + c) * HW;
+        const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
+        F acc = g.is_max ? F(-INFINITY) : F(0);
+        int have = 0, nan_found = 0;
+        unsigned cnt = 0;
+        const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
+        for (int a = 0; a < g.wh; a++) {
+            const int ih = h0 + a;
+            if (ih < 0 || ih >= (int)g.H) continue;
+            for (int b = 0; b < g.ww; b++) {
+                const int iw = w0 + b;
+                if (iw < 0 || iw >= (int)g.W) continue;
+                const F v = fdnn_ewd::to_a(X[base + (unsigned)ih * rs + (unsigned)iw * cs]);
+                cnt++;
+                if (g.is_max) {
+                    if (nan_found) continue;
+                    if (v != v) {
+                        if (g.prop) { nan_found = 1; acc = v; have = 1; }
+                        continue;
+                    }
+                    if (!have || v > acc) { acc = v; have = 1; }
+                } else {
+                    acc += v;
+                }
+            }
+        }
+        if (g.is_max) {
+            if (!have) acc = cnt ? F(NAN) : F(0);
+        } else {
+            const F d = g.incl ? F(g.wh * g.ww) : F(cnt);
+            acc = d > F(0) ? acc / d : F(0);
+        }
+        F out = alpha * acc;
+        if (beta != F(0)) out += beta * fdnn_ewd::to_a(Y[k]);
+        Y[k] = fdnn_ewd::from_a<T>(out);
+    }
+}
+
+/* 1: packed NCHW, 2: packed NHWC, 0: neither (4-D only). */
+int pool_layout(const struct cudnnTensorStruct *t)
+{
+    if (t->nb_dims != 4 || t->vect > 1) return 0;
+    const long long C = t->dim[1], H = t->dim[2], W = t->dim[3];
+    const long long nchw[4] = {C * H * W, H * W, W, 1}, nhwc[4] = {H * W * C, 1, W * C, C};
+    int a = 1, b = 1;
+    for (int i = 0; i < 4; i++)
+        if (t->dim[i] != 1) {
+            if (t->stride[i] != nchw[i]) a = 0;
+            if (t->stride[i] != nhwc[i]) b = 0;
+        }
+    return a ? 1 : b ? 2 : 0;
+}
+
+template <typename T>
+cudnnStatus_t pool_fast_launch(cudnnHandle_t h, const P2 &g, const void *X, void *Y, double alpha, double beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    pool2d_fwd_fast<T><<<fdnn_ewd::dense_grid(h, g.total), 256, 0, (cudaStream_t)h->stream>>>(g, (const T *)X, (T *)Y, (F)alpha, (F)beta);
+    return fdnn_cuda_check(cudaGetLastError(), "pool2d_fwd_fast");
+}
+
+int pool_fast(cudnnHandle_t h, const struct cudnnPoolingStruct *d, double alpha, const struct cudnnTensorStruct *x, const void *X, double beta,
+              const struct cudnnTensorStruct *y, void *Y, cudnnStatus_t *st)
+{
+    if (d->nb_spatial != 2 || x->dtype != y->dtype) return 0;
+    const int lx = pool_layout(x), ly = pool_layout(y);
+    if (!lx || !ly || y->dim[0] != x->dim[0] || y->dim[1] != x->dim[1]) return 0;
+    if (fdnn_tensor_elems(x) >= 0x7fffffffLL || fdnn_tensor_elems(y) >= 0x7fffffffLL - (1LL << 26)) return 0;
+    P2 g;
+    g.total = (unsigned)fdnn_tensor_elems(y);
+    g.C = (unsigned)x->dim[1], g.H = (unsigned)x->dim[2], g.W = (unsigned)x->dim[3], g.OH = (unsigned)y->dim[2], g.OW = (unsigned)y->dim[3];
+    g.wh = d->window[0], g.ww = d->window[1], g.ph = d->pad[0], g.pw = d->pad[1], g.sh = d->stride[0], g.sw = d->stride[1];
+    g.xnhwc = lx == 2, g.ynhwc = ly == 2;
+    g.is_max = d->mode == CUDNN_POOLING_MAX || d->mode == CUDNN_POOLING_MAX_DETERMINISTIC;
+    g.incl = d->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    g.prop = d->nan_opt == CUDNN_PROPAGATE_NAN;
+    if (g.total == 0) { *st = CUDNN_STATUS_SUCCESS; return 1; }
+    switch (x->dtype) {
+    case CUDNN_DATA_FLOAT: *st = pool_fast_launch<float>(h, g, X, Y, alpha, beta); return 1;
+    case CUDNN_DATA_DOUBLE: *st = pool_fast_launch<double>(h, g, X, Y, alpha, beta); return 1;
+    case CUDNN_DATA_HALF: *st = pool_fast_launch<__half>(h, g, X, Y, alpha, beta); return 1;
+    case CUDNN_DATA_BFLOAT16: *st = pool_fast_launch<__nv_bfloat16>(h, g, X, Y, alpha, beta); return 1;
+    default: return 0;
+    }
+}
+
 } /* namespace */
 
 extern "C" cudnnStatus_t fdnn_cuda_pooling_fwd(cudnnHandle_t h, const struct cudnnPoolingStruct *pd, double alpha,
@@ -180,6 +293,8 @@ extern "C" cudnnStatus_t fdnn_cuda_pooling_fwd(cudnnHandle_t h, const struct cud
     PGeom g = make_pgeom(pd, x, y);
     const long long total = g.planes * g.out_sz;
     if (total <= 0) return CUDNN_STATUS_SUCCESS;
+    cudnnStatus_t fs;
+    if (pool_fast(h, pd, alpha, x, X, beta, y, Y, &fs)) return fs;
     pool_fwd<<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(g, pool_tv(x), X, pool_tv(y), Y, alpha, beta);
     return fdnn_cuda_check(cudaGetLastError(), "pool_fwd");
 }

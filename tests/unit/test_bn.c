@@ -60,6 +60,9 @@ static void random_shape(int nd, int *dim)
     for (int i = 2; i < nd; i++) dim[i] = th_randint(1, 6);
 }
 
+static int g_same_layout; /* y in x's layout (the GPU's dense inference/training paths) */
+static int g_beta0;       /* beta = 0 (the GPU's cooperative training path needs it) */
+
 static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, int use_ex)
 {
     int dim[5];
@@ -72,7 +75,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     if (per_act && N < 2) return;
     tns x, y, z, pd;
     tns_make(&x, t, nd, dim, layout);
-    tns_make(&y, t, nd, dim, (layout + 1) % 3); /* y in a different layout than x */
+    tns_make(&y, t, nd, dim, g_same_layout ? layout : (layout + 1) % 3); /* y in a different layout than x */
     tns_make(&z, t, nd, dim, layout);
     int pdim[5] = {1, C, 1, 1, 1};
     for (int i = 2; i < nd; i++) pdim[i] = per_act ? dim[i] : 1;
@@ -94,6 +97,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     cudnnActivationDescriptor_t act = ops ? make_act((cudnnActivationMode_t)act_mode, coef) : NULL;
     double eps = 1e-3, factor = th_randint(1, 4) / 8.0;
     double alpha = th_randint(0, 1) ? 1.0 : 0.5, beta = th_randint(0, 1) ? 0.0 : 0.75;
+    if (g_beta0) beta = 0.0;
     char al[8], be[8];
     scal(t, alpha, al);
     scal(t, beta, be);
@@ -225,6 +229,11 @@ static void test_sweep(void)
                     sweep_one(types[ti], layout, nd, mode, 0, 0);
                     for (int ops = 0; ops < 3; ops++) sweep_one(types[ti], layout, nd, mode, ops, 1);
                 }
+    g_same_layout = 1;
+    for (int ti = 0; ti < 4; ti++)
+        for (int layout = 0; layout < 2; layout++)
+            for (int nd = 4; nd <= 5; nd++) sweep_one(types[ti], layout, nd, 1, 0, 0);
+    g_same_layout = 0;
 }
 
 /* ------------------------------------------- finite differences (DOUBLE) */
@@ -467,6 +476,12 @@ int main(void)
     sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 2, 1);
     sweep_one(CUDNN_DATA_HALF, 2, 4, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 0, 0);
     sweep_one(CUDNN_DATA_FLOAT, 0, 4, CUDNN_BATCHNORM_SPATIAL, 1, 1); /* packed NCHW, long rows (CUDA row mode) */
+    g_same_layout = g_beta0 = 1; /* dense NCHW/NHWC, many member parts per channel on the GPU */
+    sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_FLOAT, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_HALF, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_DOUBLE, 0, 5, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    g_same_layout = g_beta0 = 0;
     big = 0;
     test_fd();
     test_errors();

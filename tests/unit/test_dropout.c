@@ -38,15 +38,17 @@ static cudnnDropoutDescriptor_t make_drop(float p, unsigned long long seed, void
     return d;
 }
 
-static void sweep_one(cudnnDataType_t t, int layout, float p)
+/* same: every tensor in `layout`, 4-D with W a multiple of 4 (the GPU's dense NHWC path) */
+static void sweep_one(cudnnDataType_t t, int layout, float p, int same_layout)
 {
-    int nd = th_randint(4, 5), dim[5];
+    int nd = same_layout ? 4 : th_randint(4, 5), dim[5];
     for (int i = 0; i < nd; i++) dim[i] = th_randint(1, 7);
     dim[0] = th_randint(2, 4), dim[2] = th_randint(4, 7), dim[3] = th_randint(2, 7), dim[1] = th_randint(4, 7); /* >= 128 elements */
+    if (same_layout) dim[3] = 4 * th_randint(1, 3), dim[1] = th_randint(3, 19);
     tns x, y, dyt, dxt;
     tns_make(&x, t, nd, dim, layout);
-    tns_make(&y, t, nd, dim, (layout + 1) % 3);
-    tns_make(&dyt, t, nd, dim, (layout + 2) % 3);
+    tns_make(&y, t, nd, dim, same_layout ? layout : (layout + 1) % 3);
+    tns_make(&dyt, t, nd, dim, same_layout ? layout : (layout + 2) % 3);
     tns_make(&dxt, t, nd, dim, layout);
     unsigned long long seed = th_rand();
     void *st;
@@ -210,7 +212,9 @@ int main(void)
     float ps[] = {0.0f, 0.3f, 0.5f, 0.875f};
     for (int ti = 0; ti < 4; ti++)
         for (int layout = 0; layout < 3; layout++)
-            for (int pi = 0; pi < 4; pi++) sweep_one(types[ti], layout, ps[pi]);
+            for (int pi = 0; pi < 4; pi++) sweep_one(types[ti], layout, ps[pi], 0);
+    for (int ti = 0; ti < 4; ti++)
+        for (int pi = 0; pi < 4; pi++) sweep_one(types[ti], 1, ps[pi], 1), sweep_one(types[ti], 0, ps[pi], 1);
     test_statistics();
     test_errors();
     cudnnDestroy(H);

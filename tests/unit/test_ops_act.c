@@ -7,11 +7,12 @@
 
 static const int modes[6] = {RA_SIGMOID, RA_RELU, RA_TANH, RA_CLIPPED, RA_ELU, RA_SWISH};
 
-static void fwd_bwd_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int iter)
+/* same >= 0: all four tensors in layout `same` (the GPU's dense flat path) */
+static void fwd_bwd_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int iter, int same)
 {
     int nd = th_randint(3, 8), dim[8];
     for (int i = 0; i < nd; i++) dim[i] = th_randint(1, nd > 5 ? 2 : 5);
-    int lx = th_randint(0, 3), ly = th_randint(0, 3);
+    int lx = same >= 0 ? same : th_randint(0, 3), ly = same >= 0 ? same : th_randint(0, 3);
     static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 1}, {-1.5, 0.5}};
     double alpha = ab[iter % 4][0], beta = ab[iter % 4][1];
     double coef = mode == RA_ELU ? 0.7 : 2.5, sb = 1.3;
@@ -23,8 +24,8 @@ static void fwd_bwd_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int iter
     tt X, Y, DY, DX;
     tt_make(h, &X, dt, nd, dim, lx);
     tt_make(h, &Y, dt, nd, dim, ly);
-    tt_make(h, &DY, dt, nd, dim, th_randint(0, 3));
-    tt_make(h, &DX, dt, nd, dim, th_randint(0, 3));
+    tt_make(h, &DY, dt, nd, dim, same >= 0 ? same : th_randint(0, 3));
+    tt_make(h, &DX, dt, nd, dim, same >= 0 ? same : th_randint(0, 3));
     int64_t n = X.n;
     double *x = dalloc(n), *y0 = dalloc(n), *got = dalloc(n), *want = dalloc(n), *dy = dalloc(n), *dx0 = dalloc(n), *yv = dalloc(n);
     th_fill_uniform(x, (size_t)n, -3, 3);
@@ -167,8 +168,16 @@ static void big_case(cudnnHandle_t h)
     tt_read(h, &Y, got);
     for (int64_t i = 0; i < X.n; i++) want[i] = tanh(x[i]);
     th_compare("ActivationForward TANH large NHWC->padded", got, want, (size_t)X.n, th_tolerance("act", CUDNN_DATA_FLOAT));
+    /* NHWC -> NHWC: the GPU's dense vectorised path */
+    tt Y2;
+    tt_make(h, &Y2, CUDNN_DATA_FLOAT, 4, dim, OL_NHWC);
+    for (int64_t i = 0; i < X.n; i++) got[i] = NAN;
+    tt_fill(h, &Y2, got, 1);
+    TH_OK(cudnnActivationForward(h, ad, &one, X.d, X.dev, &zero, Y2.d, Y2.dev));
+    tt_read(h, &Y2, got);
+    th_compare("ActivationForward TANH large NHWC->NHWC", got, want, (size_t)X.n, th_tolerance("act", CUDNN_DATA_FLOAT));
     free(x); free(got); free(want);
-    tt_free(h, &X); tt_free(h, &Y);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &Y2);
     cudnnDestroyActivationDescriptor(ad);
 }
 
@@ -178,7 +187,7 @@ int main(void)
     cudnnHandle_t h = th_create_handle();
     for (int t = 0; t < 4; t++)
         for (int m = 0; m < 6; m++)
-            for (int it = 0; it < 6; it++) fwd_bwd_case(h, float_types[t], modes[m], it);
+            for (int it = 0; it < 6; it++) fwd_bwd_case(h, float_types[t], modes[m], it, -1), fwd_bwd_case(h, float_types[t], modes[m], it, it % 2);
     for (int m = 0; m < 6; m++) grad_check(h, modes[m]);
     errors(h);
     big_case(h);
