@@ -224,7 +224,9 @@ static void tensor_misc(cudnnDataType_t dt)
     snprintf(name, sizeof name, "%s_scale_tensor", dtn(dt));
     report(name, "y", cudnnScaleTensor(H, nchw, x, &s), x, cnt, dt);
     snprintf(name, sizeof name, "%s_set_tensor_nhwc", dtn(dt));
-    report(name, "y", cudnnSetTensor(H, nhwc, y, &v), y, cnt, dt);
+    /* cudnnSetTensor's value has the tensor's own data type (not the float scaling type) */
+    unsigned short vh = to_half(v);
+    report(name, "y", cudnnSetTensor(H, nhwc, y, dt == CUDNN_DATA_HALF ? (const void *)&vh : (const void *)&v), y, cnt, dt);
     cudaFree(x); cudaFree(y);
     x = dev_fill(cnt, dt, 53);
     y = dev_fill(cnt, dt, 54);
@@ -353,7 +355,8 @@ static void rnn(const char *tag, cudnnRNNMode_t cell, int layers, int in, int hi
             int nd = 0, dims[4] = {0, 0, 0, 0}, str[4];
             if (ma) {
                 cudnnGetTensorNdDescriptor(md, 4, &t, &nd, dims, str);
-                int rows = dims[1], cols = dims[2];
+                /* documented as 3-d {1, rows, cols}; take the last two dims to be safe */
+                int rows = nd >= 2 ? dims[nd - 2] : 1, cols = nd >= 1 ? dims[nd - 1] : 0;
                 float *hm = malloc((size_t)rows * cols * 4 + 4);
                 for (int r = 0; r < rows; r++)
                     for (int cc = 0; cc < cols; cc++)
@@ -363,7 +366,8 @@ static void rnn(const char *tag, cudnnRNNMode_t cell, int layers, int in, int hi
             }
             if (ba) {
                 cudnnGetTensorNdDescriptor(bdsc, 4, &t, &nd, dims, str);
-                int rows = dims[1];
+                int rows = 1;
+                for (int k = 0; k < nd; k++) rows *= dims[k];
                 float *hb = malloc((size_t)rows * 4 + 4);
                 for (int r = 0; r < rows; r++) hb[r] = (float)(((l + id * 2 + r * 3) % 5) - 2) * 0.125f;
                 cudaMemcpy(ba, hb, (size_t)rows * 4, cudaMemcpyHostToDevice);
