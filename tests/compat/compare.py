@@ -14,6 +14,21 @@ def run(binary):
             res[parts[0]] = (parts[2], vals)
     return res, out.stdout
 
+def tolerance(case):
+    """Relative tolerance (against max(1, |NVIDIA values|)) chosen by case-name prefix."""
+    # half/bfloat16 data: storage rounding alone is ~1e-3 relative, and accumulation order differs
+    if case.startswith(("f16", "bf16")):
+        return 2e-2
+    # float ops built on exp/log/pow/rsqrt chains (ops_compat): both libraries may use fast
+    # intrinsics (__expf, rsqrtf) with a few ulp error each, compounded through softmax sums, LRN's
+    # pow, batch-norm variance/rsqrt, the RNN recurrence over time and layers, and CTC's
+    # log-space forward-backward recursion
+    if case.startswith(("f32_softmax", "f32_lrn", "f32_bn_", "f32_rnn_", "f32_ctc_", "f32_act_")):
+        return 1e-4
+    # everything else (convolution, pooling, op/reduce/scale/set/transform tensor) on
+    # integer-valued inputs is exact or nearly so in float
+    return 1e-5
+
 ours, ours_txt = run(sys.argv[1])
 theirs, theirs_txt = run(sys.argv[2])
 for txt, who in ((ours_txt, "FreeDNN"), (theirs_txt, "NVIDIA cuDNN")):
@@ -25,7 +40,7 @@ print("%-36s %-28s %-28s %s" % ("case", "FreeDNN", "NVIDIA", "max rel diff"))
 for case in sorted(theirs):
     s2, v2 = theirs[case]
     s1, v1 = ours.get(case, ("MISSING", []))
-    tol = 2e-2 if case.startswith(("f16", "bf16")) else 1e-5
+    tol = tolerance(case)
     if s1 != s2:
         diff = "status differs"
         bad += 1

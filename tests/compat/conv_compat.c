@@ -3,12 +3,7 @@
  * on device memory, and prints one line per case: name, status NAME (compared by name,
  * since cuDNN 9 renumbered the codes), a checksum and sampled values. Built twice: against
  * FreeDNN and against NVIDIA's cuDNN; tests/compat/compare.py compares the two outputs. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <cuda_runtime_api.h>
-#include <cudnn.h>
+#include "compat_util.h"
 
 typedef struct {
     const char *name;
@@ -28,75 +23,6 @@ static const conv_case cases[] = {
     {"bf16_nhwc_3x3", 2, 16, 10, 10, 32, 3, 3, 1, 1, 1, 1, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_OP_MATH},
     {"f64_nchw_3x3", 1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1, CUDNN_DATA_DOUBLE, CUDNN_TENSOR_NCHW, CUDNN_DEFAULT_MATH},
 };
-
-static size_t esize(cudnnDataType_t t) { return t == CUDNN_DATA_DOUBLE ? 8 : t == CUDNN_DATA_FLOAT ? 4 : 2; }
-
-static unsigned short to_half(float f)
-{ /* exact for the small integers used here */
-    unsigned u;
-    memcpy(&u, &f, 4);
-    if (f == 0) return (unsigned short)((u >> 16) & 0x8000);
-    unsigned s = (u >> 16) & 0x8000, e = ((u >> 23) & 0xff) - 127 + 15, m = (u >> 13) & 0x3ff;
-    return (unsigned short)(s | (e << 10) | m);
-}
-static float from_half(unsigned short h)
-{
-    unsigned s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
-    if (e == 0) { float f = ldexpf((float)m, -24); return s ? -f : f; }
-    u = s | ((e - 15 + 127) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static void put(void *b, cudnnDataType_t t, size_t i, double v)
-{
-    if (t == CUDNN_DATA_DOUBLE) ((double *)b)[i] = v;
-    else if (t == CUDNN_DATA_FLOAT) ((float *)b)[i] = (float)v;
-    else if (t == CUDNN_DATA_HALF) ((unsigned short *)b)[i] = to_half((float)v);
-    else { float f = (float)v; unsigned u; memcpy(&u, &f, 4); ((unsigned short *)b)[i] = (unsigned short)(u >> 16); }
-}
-static double get(const void *b, cudnnDataType_t t, size_t i)
-{
-    if (t == CUDNN_DATA_DOUBLE) return ((const double *)b)[i];
-    if (t == CUDNN_DATA_FLOAT) return ((const float *)b)[i];
-    if (t == CUDNN_DATA_HALF) return from_half(((const unsigned short *)b)[i]);
-    unsigned u = (unsigned)((const unsigned short *)b)[i] << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static void *dev_fill(size_t n, cudnnDataType_t t, unsigned seed)
-{
-    void *h = malloc(n * esize(t)), *d = NULL;
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        put(h, t, i, (double)((int)((seed >> 16) % 5) - 2));
-    }
-    cudaMalloc(&d, n * esize(t));
-    cudaMemcpy(d, h, n * esize(t), cudaMemcpyHostToDevice);
-    free(h);
-    return d;
-}
-
-static void report(const char *name, const char *dir, cudnnStatus_t st, const void *d, size_t n, cudnnDataType_t t)
-{
-    printf("%s/%s status %s", name, dir, cudnnGetErrorString(st));
-    if (st == CUDNN_STATUS_SUCCESS) {
-        void *h = malloc(n * esize(t));
-        cudaDeviceSynchronize();
-        cudaMemcpy(h, d, n * esize(t), cudaMemcpyDeviceToHost);
-        double sum = 0, asum = 0;
-        for (size_t i = 0; i < n; i++) {
-            sum += get(h, t, i);
-            asum += fabs(get(h, t, i));
-        }
-        printf(" n %zu sum %.6f asum %.6f samples", n, sum, asum);
-        for (int j = 0; j < 16; j++) printf(" %.6f", get(h, t, (size_t)j * 7919u % n));
-        free(h);
-    }
-    printf("\n");
-}
 
 int main(void)
 {
