@@ -35,6 +35,12 @@ size_t fdnn_cuda_conv_bwd_filter_simt_workspace(const fdnn_conv_problem *p);
 int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
 size_t fdnn_cuda_conv_gemm_workspace(const fdnn_conv_problem *p);
 cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Backward data of stride-1 problems (padding <= dilation*(filter-1) per dim) as the forward
+ * im2col + GEMM of dy with the K/C-swapped (and, for cross-correlation, flipped) filter, which
+ * a small kernel writes into the workspace; same layout/type rules as above. */
+int fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+size_t fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */
 enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };

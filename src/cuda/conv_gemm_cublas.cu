@@ -4,6 +4,9 @@
  * math type is TENSOR_OP*, else pure FP32). Rows of every GEMM are output positions (n, o),
  * so with channels innermost all operands are plain row-major matrices:
  *   forward:     y[NPQ, K]  = col[NPQ, TRSC] * w[K, TRSC]^T      (1x1/s1/p0: col = x, no copy)
+ *   bwd data, stride 1 (conv_bwd_data__fwd_gemm_cublas): the forward path above on dy with the
+ *                filter transposed to [C, TRS, K] (flipped for cross-correlation) in the workspace
+ *                and padding dil*(flt-1) - pad;
  *   bwd data:    col[NPQ, TRSC] = dy[NPQ, K] * w[K, TRSC] (float), then a gathering col2im
  *                (each dx element sums its contributions in a fixed order: no atomics)
  *                (1x1/s1/p0: dx[NHW, C] = dy * w directly)
@@ -303,6 +306,14 @@ struct Gemm {
     }
 };
 
+cudnnStatus_t make_gemm(cudnnHandle_t h, const fdnn_conv_problem *p, Gemm *G)
+{
+    FDNN_CHECK(fdnn_cublas_handle(h, &G->cb, &G->ch));
+    G->ct = compute_type(p);
+    G->dt = cuda_type(p->xtype);
+    return CUDNN_STATUS_SUCCESS;
+}
+
 template <typename T>
 cudnnStatus_t launch_col2im(const fdnn_conv_problem *p, const float *col, void *dx, long long n0, long long nimg, float alpha, float beta,
                             cudaStream_t st)
@@ -320,31 +331,39 @@ cudnnStatus_t launch_blend(const float *acc, void *out, long long n, float alpha
     return fdnn_cuda_check(cudaGetLastError(), "conv_bwd_filter__im2col_cublas: alpha/beta blend kernel");
 }
 
-cudnnStatus_t run_fwd(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
+/* The forward im2col + GEMM (also run by the backward-data-as-forward entry on its derived
+ * problem); what names the entry in error messages. Each chunk of rows writes its own rows of
+ * out with the API's alpha/beta, so they apply exactly once per element. */
+cudnnStatus_t run_fwd(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st,
+                      const char *what)
 {
     const float alpha = (float)a->alpha, beta = (float)a->beta;
     const long long K = p->k;
     if (P.one) /* y^T[K, NPQ] = w[C, K]^T * x^T[C, NPQ] (column-major views) */
-        return G(CUBLAS_OP_T, CUBLAS_OP_N, K, P.npq, P.rsc, alpha, a->w, P.rsc, a->x, P.rsc, beta, a->out, G.dt, K,
-                 "conv_fwd__im2col_cublas (1x1)");
+        return G(CUBLAS_OP_T, CUBLAS_OP_N, K, P.npq, P.rsc, alpha, a->w, P.rsc, a->x, P.rsc, beta, a->out, G.dt, K, what);
     const size_t es = esize(p->ytype);
     for (long long r0 = 0; r0 < P.npq; r0 += P.rows_chunk) {
         const long long rows = P.npq - r0 < P.rows_chunk ? P.npq - r0 : P.rows_chunk;
         launch_im2col(p, a->x, a->workspace, r0, rows, st);
-        FDNN_CHECK(fdnn_cuda_check(cudaGetLastError(), "conv_fwd__im2col_cublas: im2col kernel"));
+        FDNN_CHECK(fdnn_cuda_check(cudaGetLastError(), what));
         FDNN_CHECK(G(CUBLAS_OP_T, CUBLAS_OP_N, K, rows, P.rsc, alpha, a->w, P.rsc, a->workspace, P.rsc, beta,
-                     (char *)a->out + (size_t)r0 * (size_t)K * es, G.dt, K, "conv_fwd__im2col_cublas"));
+                     (char *)a->out + (size_t)r0 * (size_t)K * es, G.dt, K, what));
     }
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* 1x1, stride 1, pad 0: dx^T[C, NHW] = w^T[C, K] * dy^T[K, NHW], no copy */
+cudnnStatus_t run_bwd_data_1x1(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, const char *what)
+{
+    const long long K = p->k;
+    return G(CUBLAS_OP_N, CUBLAS_OP_N, P.rsc, P.npq, K, (float)a->alpha, a->w, P.rsc, a->y, K, (float)a->beta, a->out, G.dt, P.rsc, what);
 }
 
 cudnnStatus_t run_bwd_data(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
 {
     const float alpha = (float)a->alpha, beta = (float)a->beta;
     const long long K = p->k;
-    if (P.one) /* dx^T[C, NHW] = w^T[C, K] * dy^T[K, NHW] */
-        return G(CUBLAS_OP_N, CUBLAS_OP_N, P.rsc, P.npq, K, alpha, a->w, P.rsc, a->y, K, beta, a->out, G.dt, P.rsc,
-                 "conv_bwd_data__cublas_col2im (1x1)");
+    if (P.one) return run_bwd_data_1x1(G, p, a, P, "conv_bwd_data__cublas_col2im (1x1)");
     const size_t es = esize(p->ytype);
     for (long long n0 = 0; n0 < p->n; n0 += P.imgs_chunk) {
         const long long nimg = p->n - n0 < P.imgs_chunk ? p->n - n0 : P.imgs_chunk;
@@ -384,6 +403,57 @@ cudnnStatus_t run_bwd_filter(const Gemm &G, const fdnn_conv_problem *p, const fd
     if (p->wtype == CUDNN_DATA_HALF) return launch_blend<__half>((const float *)acc, a->out, nw, alpha, beta, st);
     if (p->wtype == CUDNN_DATA_BFLOAT16) return launch_blend<__nv_bfloat16>((const float *)acc, a->out, nw, alpha, beta, st);
     return launch_blend<float>((const float *)acc, a->out, nw, alpha, beta, st);
+}
+
+/* Backward data of a stride-1 convolution as a forward one (run_fwd on fwd_view(p)): the filter
+ * with K and C swapped, wt[c][tap][k] = w[k][flip ? taps-1-tap : tap][c] (reversing the linear
+ * tap index flips T, R and S at once). 32x32 tiles through shared memory so that both the reads
+ * (along c) and the writes (along k) are coalesced; blockIdx.z is the output tap. */
+template <typename E>
+__global__ void flip_transpose_kernel(const E *__restrict__ w, E *__restrict__ wt, int K, int C, int taps, int flip)
+{
+    __shared__ E tile[32][33];
+    const int tap = blockIdx.z, src = flip ? taps - 1 - tap : tap;
+    const int c0 = blockIdx.x * 32, k0 = blockIdx.y * 32;
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+        const int k = k0 + j, c = c0 + threadIdx.x;
+        if (k < K && c < C) tile[j][threadIdx.x] = w[((long long)k * taps + src) * C + c];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+        const int c = c0 + j, k = k0 + threadIdx.x;
+        if (c < C && k < K) wt[((long long)c * taps + tap) * K + k] = tile[threadIdx.x][j];
+    }
+}
+
+/* The forward problem whose output is dx: x := dy (K channels), y := dx (C channels), filter
+ * C x TRS x K, padding dil*(flt-1) - pad, stride 1, cross-correlation (the flip, if any, is done
+ * by flip_transpose_kernel). */
+fdnn_conv_problem fwd_view(const fdnn_conv_problem *p)
+{
+    fdnn_conv_problem q = *p;
+    q.dir = FDNN_CONV_FWD;
+    q.c = p->k;
+    q.k = p->c;
+    for (int i = 0; i < 3; i++) {
+        q.in[i] = p->out[i];
+        q.out[i] = p->in[i];
+        q.pad[i] = p->dil[i] * (p->flt[i] - 1) - p->pad[i];
+        q.stride[i] = 1;
+    }
+    for (int i = 0; i < 5; i++) {
+        q.xs[i] = p->ys[i];
+        q.ys[i] = p->xs[i];
+    }
+    q.cross_correlation = 1;
+    return q;
+}
+
+/* workspace of the bwd-data-as-forward entry: transformed filter at offset 0, then the forward
+ * column buffer; the no-copy 1x1 form needs none */
+size_t fwdview_wt_bytes(const fdnn_conv_problem *p)
+{
+    return align256((size_t)p->k * (size_t)p->flt[0] * p->flt[1] * p->flt[2] * (size_t)p->c * esize(p->wtype));
 }
 
 } // namespace
@@ -427,14 +497,70 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_con
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "the cuBLAS GEMM convolution needs %zu bytes of workspace (got %zu)", P.total,
                          a->workspace_size);
     Gemm G;
-    FDNN_CHECK(fdnn_cublas_handle(h, &G.cb, &G.ch));
-    G.ct = compute_type(p);
-    G.dt = cuda_type(p->xtype);
+    FDNN_CHECK(make_gemm(h, p, &G));
     cudaStream_t st = fdnn_cuda_stream(h);
     switch (p->dir) {
-    case FDNN_CONV_FWD: return run_fwd(G, p, a, P, st);
+    case FDNN_CONV_FWD: return run_fwd(G, p, a, P, st, "conv_fwd__im2col_cublas");
     case FDNN_CONV_BWD_DATA: return run_bwd_data(G, p, a, P, st);
     case FDNN_CONV_BWD_FILTER: return run_bwd_filter(G, p, a, P, st);
     }
     return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "unknown convolution direction %d", (int)p->dir);
+}
+
+extern "C" int fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->dir != FDNN_CONV_BWD_DATA) return say(why, why_n, "backward data only");
+    if (p->nb_spatial < 2 || p->nb_spatial > 3)
+        return say(why, why_n, "backward data as a forward GEMM handles 2-D and 3-D problems (got %d spatial dims)", p->nb_spatial);
+    for (int i = 0; i < 3; i++) {
+        if (p->stride[i] != 1)
+            return say(why, why_n, "backward data as a forward GEMM needs stride 1 (got %d); the col2im entry handles strides", p->stride[i]);
+        if (p->dil[i] * (p->flt[i] - 1) - p->pad[i] < 0)
+            return say(why, why_n, "padding %d exceeds dilation*(filter-1) = %d: the equivalent forward padding would be negative", p->pad[i],
+                       p->dil[i] * (p->flt[i] - 1));
+    }
+    const long long taps = (long long)p->flt[0] * p->flt[1] * p->flt[2];
+    if (taps > 65535 || (p->k + 31) / 32 > 65535)
+        return say(why, why_n, "the filter transform grid is limited to 65535 taps and 65535*32 output channels (got %lld, %d)", taps, p->k);
+    const fdnn_conv_problem q = fwd_view(p);
+    return fdnn_cuda_conv_gemm_applicable(&q, why, why_n);
+}
+
+extern "C" size_t fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(const fdnn_conv_problem *p)
+{
+    if (make_plan(p).one) return 0;
+    const fdnn_conv_problem q = fwd_view(p);
+    return fwdview_wt_bytes(p) + make_plan(&q).total;
+}
+
+extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    static const char name[] = "conv_bwd_data__fwd_gemm_cublas";
+    const size_t need = fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(p);
+    if (need && (!a->workspace || a->workspace_size < need))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "%s needs %zu bytes of workspace (got %zu)", name, need, a->workspace_size);
+    Gemm G;
+    FDNN_CHECK(make_gemm(h, p, &G));
+    const Plan P = make_plan(p);
+    if (P.one) return run_bwd_data_1x1(G, p, a, P, name);
+    cudaStream_t st = fdnn_cuda_stream(h);
+    const int taps = p->flt[0] * p->flt[1] * p->flt[2];
+    dim3 grid((unsigned)((p->c + 31) / 32), (unsigned)((p->k + 31) / 32), (unsigned)taps), block(32, 8);
+    if (esize(p->wtype) == 4)
+        flip_transpose_kernel<float><<<grid, block, 0, st>>>((const float *)a->w, (float *)a->workspace, p->k, p->c, taps, p->cross_correlation);
+    else
+        flip_transpose_kernel<unsigned short><<<grid, block, 0, st>>>((const unsigned short *)a->w, (unsigned short *)a->workspace, p->k, p->c,
+                                                                      taps, p->cross_correlation);
+    FDNN_CHECK(fdnn_cuda_check(cudaGetLastError(), "conv_bwd_data__fwd_gemm_cublas: filter transform kernel"));
+    const fdnn_conv_problem q = fwd_view(p);
+    const Plan Q = make_plan(&q);
+    const size_t woff = fwdview_wt_bytes(p);
+    fdnn_conv_args f = *a;
+    f.x = a->y;
+    f.w = a->workspace;
+    f.y = NULL;
+    f.out = a->out;
+    f.workspace = (char *)a->workspace + woff;
+    f.workspace_size = a->workspace_size - woff;
+    return run_fwd(G, &q, &f, Q, st, name);
 }

@@ -1,6 +1,7 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
  *   all three:   cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
- *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1);
+ *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
+ *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
  *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
  *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE/INT8, and HALF/BFLOAT16 when tensor
  *                cores are not allowed),
@@ -237,6 +238,24 @@ static int gemm_fp32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
         return nope(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
     return fdnn_cuda_conv_gemm_applicable(p, why, why_n);
 }
+/* backward data of stride-1 problems as a forward GEMM with a transformed filter: ahead of the
+ * col2im entries (which keep strides > 1 and padding beyond dilation*(filter-1)) */
+static int fwd_gemm_tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->xtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return nope(why, why_n, "FLOAT uses TF32 tensor cores only with math type TENSOR_OP(_ALLOW_CONVERSION); see the FMA entry");
+    return fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(p, why, why_n);
+}
+static int fwd_gemm_fp32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->xtype != CUDNN_DATA_FLOAT || p->math_type == CUDNN_TENSOR_OP_MATH || p->math_type == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return nope(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
+    return fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(p, why, why_n);
+}
+static cudnnStatus_t run_bwd_data_fwd_gemm(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_bwd_data_fwd_gemm_run(h, p, a);
+}
 static cudnnStatus_t run_gemm(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     return fdnn_cuda_conv_gemm_run(h, p, a);
@@ -245,6 +264,12 @@ static const fdnn_conv_impl fwd_gemm_tc = {"conv_fwd__im2col_cublas", CUDNN_CONV
                                            gemm_tc_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 static const fdnn_conv_impl fwd_gemm_fp32 = {"conv_fwd__im2col_cublas_fp32", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1, CUDNN_FMA_MATH,
                                              gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
+static const fdnn_conv_impl bwd_data_fwd_gemm_tc = {"conv_bwd_data__fwd_gemm_cublas", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                                    CUDNN_TENSOR_OP_MATH, fwd_gemm_tc_ok, fdnn_cuda_conv_bwd_data_fwd_gemm_workspace,
+                                                    run_bwd_data_fwd_gemm};
+static const fdnn_conv_impl bwd_data_fwd_gemm_fp32 = {"conv_bwd_data__fwd_gemm_cublas_fp32", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
+                                                      CUDNN_FMA_MATH, fwd_gemm_fp32_ok, fdnn_cuda_conv_bwd_data_fwd_gemm_workspace,
+                                                      run_bwd_data_fwd_gemm};
 static const fdnn_conv_impl bwd_data_gemm_tc = {"conv_bwd_data__cublas_col2im", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
                                                 CUDNN_TENSOR_OP_MATH, gemm_tc_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 static const fdnn_conv_impl bwd_data_gemm_fp32 = {"conv_bwd_data__cublas_col2im_fp32", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1,
@@ -255,7 +280,7 @@ static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cub
                                                     CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 
 static const fdnn_conv_impl *const fwd_list[] = {&fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)

@@ -169,9 +169,10 @@ int main(void)
         printf("%s: %d cases, %d with failures\n", dn[dir], ncases, fails);
     }
     /* dense channels-last problems (packed NHWC x/y, KRSC filter, groups 1) in FLOAT / HALF /
-     * BFLOAT16: the CUDA backend runs them through its cuBLAS GEMM path (im2col / col2im, and the
-     * no-copy 1x1 stride-1 form); every other case limits its column buffer to a few KiB so the
-     * chunked loops (rows, images, float accumulation of the filter gradient) are exercised */
+     * BFLOAT16: the CUDA backend runs them through its cuBLAS GEMM path (im2col / col2im, the
+     * no-copy 1x1 stride-1 form, and backward data of stride-1 problems as a forward GEMM); every
+     * other case limits its column buffer to a few KiB so the chunked loops (rows, images, float
+     * accumulation of the filter gradient) are exercised */
     {
         static const cudnnDataType_t GT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
         static const int CS[] = {1, 3, 4, 8, 16, 5};
@@ -190,6 +191,17 @@ int main(void)
                         t.flt[a] = t.stride[a] = 1;
                         t.pad[a] = 0;
                         t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                    }
+                if (i % 4 == 3 || i % 8 == 2) /* stride 1, W filter > 1, both modes: the CUDA bwd data takes its
+                                               * forward-GEMM form (transformed filter, padding dil*(S-1)-pad) */
+                    for (int a = 3 - t.nsp; a < 3; a++) {
+                        t.stride[a] = 1;
+                        if (a == 2) t.flt[a] = 2 + (i / 4) % 2;
+                        int eff = (t.flt[a] - 1) * t.dil[a] + 1;
+                        if (t.pad[a] > eff - 1) t.pad[a] = eff - 1;
+                        while (t.in[a] < eff) t.in[a]++;
+                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                        t.mode = (i / 4) % 2 ? CUDNN_CROSS_CORRELATION : CUDNN_CONVOLUTION;
                     }
                 pick_types(&t, GT[i % 3]);
                 if (i % 2) setenv("FREEDNN_CUDA_GEMM_WS_LIMIT", "2048", 1);
