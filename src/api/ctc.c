@@ -1,9 +1,11 @@
 /* CTC loss: descriptors, workspace queries and the loss itself (CPU backend).
- * probs is (T, N, A) FLOAT. With CUDNN_LOSS_NORMALIZATION_SOFTMAX (the default of the pre-v8
- * setters) probs holds the pre-softmax activations: the library applies softmax over A and the
+ * probs is (T, N, A) FLOAT. With CUDNN_LOSS_NORMALIZATION_SOFTMAX probs holds the pre-softmax
+ * activations: the library applies softmax over A and the
  * gradient is with respect to those activations. With NONE probs already holds probabilities
  * and the gradient is the same expression (with respect to the activations that produced
- * them). Labels are packed (concatenated per batch entry) in both cudnnCTCLoss and
+ * them). The pre-v8 setter cudnnSetCTCLossDescriptor (and a new descriptor) mean NONE with
+ * NOT_PROPAGATE_NAN, as NVIDIA documents for it; the H200 comparison with NVIDIA's library showed
+ * our earlier SOFTMAX default giving different costs. Labels are packed (concatenated per batch entry) in both cudnnCTCLoss and
  * cudnnCTCLoss_v8; blank is label 0. The NON_DETERMINISTIC algorithm maps to the
  * deterministic one. On a CUDA handle the loss runs in src/cuda/ctc_cuda.cu. */
 #include <stdlib.h>
@@ -48,7 +50,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnCreateCTCLossDescriptor(cudnnCTCLossD
     if (!c) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     c->magic = FDNN_MAGIC_CTC;
     c->comp_type = CUDNN_DATA_FLOAT;
-    c->norm_mode = CUDNN_LOSS_NORMALIZATION_SOFTMAX;
+    c->norm_mode = CUDNN_LOSS_NORMALIZATION_NONE;
     c->grad_mode = CUDNN_NOT_PROPAGATE_NAN;
     *ctcLossDesc = c;
     return CUDNN_STATUS_SUCCESS;
@@ -69,7 +71,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDestroyCTCLossDescriptor(cudnnCTCLoss
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t compType)
 {
     FDNN_API_ENTER();
-    return ctc_set(ctcLossDesc, compType, CUDNN_LOSS_NORMALIZATION_SOFTMAX, CUDNN_NOT_PROPAGATE_NAN, 0);
+    return ctc_set(ctcLossDesc, compType, CUDNN_LOSS_NORMALIZATION_NONE, CUDNN_NOT_PROPAGATE_NAN, 0);
 }
 
 /* api: any */

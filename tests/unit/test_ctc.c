@@ -19,7 +19,7 @@ static void test_descriptors(void)
     TH_STATUS(cudnnGetCTCLossDescriptor(c, &dt), CUDNN_STATUS_BAD_PARAM); /* never set */
     TH_OK(cudnnSetCTCLossDescriptor(c, CUDNN_DATA_FLOAT));
     TH_OK(cudnnGetCTCLossDescriptorEx(c, &dt, &nm, &gm));
-    TH_CHECK(dt == CUDNN_DATA_FLOAT && nm == CUDNN_LOSS_NORMALIZATION_SOFTMAX && gm == CUDNN_NOT_PROPAGATE_NAN, "legacy defaults");
+    TH_CHECK(dt == CUDNN_DATA_FLOAT && nm == CUDNN_LOSS_NORMALIZATION_NONE && gm == CUDNN_NOT_PROPAGATE_NAN, "legacy setter means NONE / NOT_PROPAGATE_NAN");
     TH_OK(cudnnSetCTCLossDescriptorEx(c, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_NONE, CUDNN_PROPAGATE_NAN));
     TH_OK(cudnnGetCTCLossDescriptor_v8(c, &dt, &nm, &gm, &ml));
     TH_CHECK(nm == CUDNN_LOSS_NORMALIZATION_NONE && gm == CUDNN_PROPAGATE_NAN && ml == 0, "Ex setter");
