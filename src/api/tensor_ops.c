@@ -70,8 +70,13 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const
     FDNN_CHECK(fdnn_check_tensor(yDesc, "yDesc"));
     FDNN_CHECK_PTR(y, "y");
     FDNN_CHECK_PTR(valuePtr, "valuePtr");
-    /* the value has the tensor's own data type (one scalar lane for vector types) */
-    double v = fdnn_load(valuePtr, yDesc->dtype, 0);
+    /* The value has the tensor's own data type (one scalar lane for vector types), except for
+     * HALF and BFLOAT16, where it is a float like the scaling parameters. NVIDIA documents "the
+     * type of the tensor", but its library reads a float there: on the H200 comparison
+     * (tests/compat, docs/compat.md) a half passed to NVIDIA's cuDNN 9.19 set the tensor to ~0,
+     * so programs that work with NVIDIA's library pass a float. */
+    double v = (yDesc->dtype == CUDNN_DATA_HALF || yDesc->dtype == CUDNN_DATA_BFLOAT16) ? (double)*(const float *)valuePtr
+                                                                                          : fdnn_load(valuePtr, yDesc->dtype, 0);
     if (handle->backend == FDNN_BACKEND_CUDA) {
 #ifdef FDNN_HAVE_CUDA
         return fdnn_cuda_set_tensor(handle, yDesc, y, v);

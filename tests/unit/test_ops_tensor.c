@@ -135,7 +135,9 @@ static void set_scale(cudnnHandle_t h, cudnnDataType_t dt)
         tt_fill(h, &Y, y, 33);
         double val = -3;
         union { float f; double d; uint16_t u; int8_t i8; } vp;
-        th_from_double(&val, dt, &vp, 1);
+        /* HALF/BFLOAT16 take a float value (as NVIDIA's library does), other types their own */
+        if (dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16) vp.f = (float)val;
+        else th_from_double(&val, dt, &vp, 1);
         TH_OK(cudnnSetTensor(h, Y.d, Y.dev, &vp));
         tt_read(h, &Y, got);
         for (int64_t i = 0; i < Y.n; i++) want[i] = val;
