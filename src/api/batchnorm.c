@@ -132,11 +132,13 @@ static cudnnStatus_t check_cpu_handle(cudnnHandle_t handle)
 
 #define NEED(p, name) FDNN_CHECK_PTR(p, name)
 
-cudnnStatus_t fdnn_norm_infer_api(cudnnHandle_t handle, int per_act, int ops, const void *alpha, const void *beta,
-                                  const struct cudnnTensorStruct *xDesc, const void *x, const struct cudnnTensorStruct *sbDesc,
-                                  const void *scale, const void *bias, const struct cudnnTensorStruct *mvDesc, const void *mean,
-                                  const void *var, const struct cudnnTensorStruct *zDesc, const void *z,
-                                  const struct cudnnActivationStruct *act, const struct cudnnTensorStruct *yDesc, void *y, double eps)
+/* The checks both forward paths (inference and training) start with, in this order; zname is
+ * the public name of the z argument in the calling API. */
+static cudnnStatus_t check_forward(cudnnHandle_t handle, int per_act, int ops, const void *alpha, const void *beta,
+                                   const struct cudnnTensorStruct *xDesc, const void *x, const struct cudnnTensorStruct *sbDesc,
+                                   const struct cudnnTensorStruct *mvDesc, const struct cudnnTensorStruct *zDesc, const void *z,
+                                   const char *zname, const struct cudnnActivationStruct *act, const struct cudnnTensorStruct *yDesc,
+                                   const void *y)
 {
     FDNN_CHECK(check_cpu_handle(handle));
     NEED(alpha, "alpha");
@@ -148,10 +150,20 @@ cudnnStatus_t fdnn_norm_infer_api(cudnnHandle_t handle, int per_act, int ops, co
     FDNN_CHECK(fdnn_norm_check_ops(ops, act, "ops"));
     if (ops == FDNN_NORM_OPS_ADD_ACT) {
         FDNN_CHECK(check_like_x(xDesc, zDesc, "zDesc"));
-        NEED(z, "z");
+        NEED(z, zname);
     }
     NEED(x, "x");
     NEED(y, "y");
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t fdnn_norm_infer_api(cudnnHandle_t handle, int per_act, int ops, const void *alpha, const void *beta,
+                                  const struct cudnnTensorStruct *xDesc, const void *x, const struct cudnnTensorStruct *sbDesc,
+                                  const void *scale, const void *bias, const struct cudnnTensorStruct *mvDesc, const void *mean,
+                                  const void *var, const struct cudnnTensorStruct *zDesc, const void *z,
+                                  const struct cudnnActivationStruct *act, const struct cudnnTensorStruct *yDesc, void *y, double eps)
+{
+    FDNN_CHECK(check_forward(handle, per_act, ops, alpha, beta, xDesc, x, sbDesc, mvDesc, zDesc, z, "z", act, yDesc, y));
     NEED(scale, "scale");
     NEED(bias, "bias");
     NEED(mean, "estimatedMean");
@@ -181,20 +193,7 @@ cudnnStatus_t fdnn_norm_train_api(cudnnHandle_t handle, int per_act, int ops, co
                                   double eps, void *save_mean, void *save_invstd, const struct cudnnActivationStruct *act,
                                   void *reserve, size_t reserve_size)
 {
-    FDNN_CHECK(check_cpu_handle(handle));
-    NEED(alpha, "alpha");
-    NEED(beta, "beta");
-    FDNN_CHECK(check_data_desc(xDesc, "xDesc"));
-    FDNN_CHECK(check_like_x(xDesc, yDesc, "yDesc"));
-    FDNN_CHECK(check_param_desc(xDesc, sbDesc, per_act, "scale/bias descriptor"));
-    FDNN_CHECK(check_param_desc(xDesc, mvDesc, per_act, "mean/variance descriptor"));
-    FDNN_CHECK(fdnn_norm_check_ops(ops, act, "ops"));
-    if (ops == FDNN_NORM_OPS_ADD_ACT) {
-        FDNN_CHECK(check_like_x(xDesc, zDesc, "zDesc"));
-        NEED(z, "zData");
-    }
-    NEED(x, "x");
-    NEED(y, "y");
+    FDNN_CHECK(check_forward(handle, per_act, ops, alpha, beta, xDesc, x, sbDesc, mvDesc, zDesc, z, "zData", act, yDesc, y));
     NEED(scale, "bnScale");
     NEED(bias, "bnBias");
     if ((run_mean == NULL) != (run_var == NULL))
