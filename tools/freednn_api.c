@@ -34,6 +34,7 @@ void fdt_api_ours(fdt_api *a)
     a->Fwd = cudnnConvolutionForward;
     a->BwdData = cudnnConvolutionBackwardData;
     a->BwdFilter = cudnnConvolutionBackwardFilter;
+    a->SetStream = cudnnSetStream;
     a->GetBackendName = freednnGetBackendName;
     a->GetLastErrorString = cudnnGetLastErrorString;
 }
@@ -75,6 +76,7 @@ int fdt_api_load(fdt_api *a, const char *path, char *why, size_t why_n)
         E(Fwd, "cudnnConvolutionForward"), E(BwdData, "cudnnConvolutionBackwardData"),
         E(BwdFilter, "cudnnConvolutionBackwardFilter"),
 #undef E
+        { (void **)&a->SetStream, "cudnnSetStream", 1 },
         { (void **)&a->GetBackendName, "freednnGetBackendName", 1 },
         { (void **)&a->GetLastErrorString, "cudnnGetLastErrorString", 1 },
     };

@@ -49,6 +49,7 @@ typedef struct fdt_api {
     cudnnStatus_t (*BwdFilter)(cudnnHandle_t, const void *, cudnnTensorDescriptor_t, const void *, cudnnTensorDescriptor_t,
                                const void *, cudnnConvolutionDescriptor_t, cudnnConvolutionBwdFilterAlgo_t, void *, size_t,
                                const void *, cudnnFilterDescriptor_t, void *);
+    cudnnStatus_t (*SetStream)(cudnnHandle_t, cudaStream_t);   /* NULL if the library lacks it */
     /* FreeDNN only (NULL elsewhere) */
     const char *(*GetBackendName)(cudnnHandle_t);
     void (*GetLastErrorString)(char *, size_t);

@@ -57,7 +57,7 @@ static const char *math_name(cudnnMathType_t m)
 
 /* ------------------------------------------------------------------ options */
 typedef struct {
-    int iters, warmup, dirs, algo /* -1 default, -2 all */, nhwc, verify, csv, json, vs_onednn;
+    int iters, warmup, dirs, algo /* -1 default, -2 all */, nhwc, verify, csv, json, vs_onednn, graph;
     double peak_gflops; /* measured FMA peak (--vs-onednn), 0 if not measured */
     const char *type, *backend, *vslib;
     cudnnDataType_t xt, yt, ct;
@@ -229,7 +229,8 @@ typedef struct {
     cudnnMathType_t math;
     int det;
     double tmin, tmed, tavg, host, tflops, gbs, maxerr, tol;
-    int verified; /* 0 no, 1 yes passed, -1 failed, 2 skipped (too large) */
+    int verified; /* 0 no, 1 yes passed, -1 failed, 2 skipped (no memory for the reference) */
+    size_t vpoints; /* verified on this many sampled points (0: the whole output) */
     double their_med; /* vs-lib median, 0 if none */
     int have_their;
     int their_algo;   /* the algorithm their median belongs to */
@@ -237,6 +238,10 @@ typedef struct {
     int have_dnnl;
     char dnnl_err[160];
     double peak_frac; /* our FLOP rate (min time) / measured peak */
+    double tloop;     /* events around N back-to-back calls / N (GPU; wall clock on the CPU) */
+    double tgraph;    /* --graph: N calls captured in one CUDA graph, launch time / N; 0 not measured */
+    char graph_err[160]; /* why the capture failed, when it did */
+    double their_loop, their_graph, their_host;
 } result;
 
 static result *results;
@@ -260,8 +265,22 @@ typedef struct {
     const fdt_api *api;
     cudnnHandle_t h;
     int dev;   /* buffers in device memory */
+    void *stream; /* the handle's stream (device libraries): timed, and captured with --graph */
     const void *self0; /* &libs[0]: the FreeDNN library (the one compared with oneDNN) */
 } lib_ctx;
+
+/* A device library's handle runs on its own non-blocking stream (so that its calls can be
+ * captured into a CUDA graph; the legacy default stream cannot be). */
+static void attach_stream(lib_ctx *L)
+{
+    L->stream = NULL;
+    if (!L->dev || !L->api->SetStream) return;
+    L->stream = fdt_stream_create();
+    if (L->stream && !fdt_ok(L->api, L->api->SetStream(L->h, (cudaStream_t)L->stream))) {
+        fdt_stream_destroy(L->stream);
+        L->stream = NULL;
+    }
+}
 
 static void rng_fill(double *d, size_t n, uint64_t seed, int lo, int hi, double scale)
 {
@@ -323,6 +342,7 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
     cudnnConvolutionDescriptor_t cd = NULL;
     void *xb = NULL, *wb = NULL, *yb = NULL, *hostbuf = NULL;
     double *dx = NULL, *dw = NULL, *dy = NULL, *ref = NULL, *tmp = NULL;
+    size_t nsample = 0, *sidx = NULL;
     char setup_err[256] = "";
     cudnnStatus_t st;
 
@@ -425,15 +445,35 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
         }
     }
 
-    /* reference for --verify */
-    int do_verify = o->verify && flops <= VERIFY_FLOP_LIMIT;
+    /* reference for --verify: the whole output up to VERIFY_FLOP_LIMIT, else sampled points
+     * (as many as about 3e8 multiply-adds of reference allow, 32 to 2048, first and last
+     * element included) */
+    int do_verify = o->verify;
+    const long red_len = d == D_FWD ? (long)cg * c->r * c->s : d == D_BWD_DATA ? (long)(c->k / c->g) * c->r * c->s
+                                                                              : (long)c->n * P * Q;
     if (do_verify) {
         size_t nout = d == D_FWD ? ny : d == D_BWD_DATA ? nx : nw;
-        ref = malloc(sizeof(double) * nout);
-        if (!ref) do_verify = 0;
-        else if (d == D_FWD) fdt_ref_fwd(c, dx, dw, ref);
-        else if (d == D_BWD_DATA) fdt_ref_bwd_data(c, dy, dw, ref);
-        else fdt_ref_bwd_filter(c, dx, dy, ref);
+        const double *ra = d == D_BWD_DATA ? dy : dx, *rb = d == D_BWD_FILTER ? dy : dw;
+        if (flops <= VERIFY_FLOP_LIMIT) {
+            ref = malloc(sizeof(double) * nout);
+            if (!ref) do_verify = 0;
+            else if (d == D_FWD) fdt_ref_fwd(c, dx, dw, ref);
+            else if (d == D_BWD_DATA) fdt_ref_bwd_data(c, dy, dw, ref);
+            else fdt_ref_bwd_filter(c, dx, dy, ref);
+        } else {
+            double want = 3e8 / (double)(red_len > 0 ? red_len : 1);
+            nsample = want < 32 ? 32 : want > 2048 ? 2048 : (size_t)want;
+            if (nsample > nout) nsample = nout;
+            sidx = malloc(sizeof(size_t) * nsample);
+            ref = malloc(sizeof(double) * nsample);
+            if (!sidx || !ref) do_verify = 0;
+            uint64_t st = 0x243f6a8885a308d3ULL ^ (uint64_t)nout;
+            for (size_t i = 0; do_verify && i < nsample; i++) {
+                st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+                sidx[i] = i == 0 ? 0 : i == 1 ? nout - 1 : (size_t)(st % nout);
+                ref[i] = fdt_ref_point(c, (int)d, ra, rb, sidx[i]);
+            }
+        }
     }
 
     for (int ai = 0; ai < nalg; ai++) {
@@ -480,6 +520,7 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
         fdt_sync(L->dev);
         /* verify the first call's output */
         if (o->verify && !do_verify) r->verified = 2;
+        r->vpoints = nsample;
         if (do_verify) {
             int oc = d == D_BWD_FILTER ? c->k : c->n, ocn = d == D_FWD ? c->k : d == D_BWD_DATA ? c->c : cg;
             int oh = d == D_FWD ? P : d == D_BWD_DATA ? c->h : c->r, ow = d == D_FWD ? Q : d == D_BWD_DATA ? c->w : c->s;
@@ -490,11 +531,10 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
             fdt_to_double(hostbuf, ot, tmp, nout);
             double *got = malloc(sizeof(double) * nout);
             from_layout(tmp, got, oc, ocn, oh, ow, o->nhwc);
-            long red = d == D_FWD ? (long)cg * c->r * c->s : d == D_BWD_DATA ? (long)(c->k / c->g) * c->r * c->s
-                                                                             : (long)c->n * P * Q;
+            long red = red_len;
             double me = 0;
-            for (size_t i = 0; i < nout; i++) {
-                double e = fabs(got[i] - ref[i]);
+            for (size_t i = 0; i < (nsample ? nsample : nout); i++) {
+                double e = nsample ? fabs(got[sidx[i]] - ref[i]) : fabs(got[i] - ref[i]);
                 if (!(e <= me)) me = e;   /* NaN propagates */
             }
             double u = unit_roundoff(o->type);
@@ -507,10 +547,62 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
         /* warm-up */
         for (int i = 0; i < o->warmup; i++) CALL();
         fdt_sync(L->dev);
-        /* timed loop: nothing allocated inside */
+        /* back-to-back calls as a program makes them: events (GPU) around the whole loop, and
+         * the host time of the enqueue loop (no per-call events inside it) */
+        {
+            fdt_gpu_timer *lt = L->dev ? fdt_gpu_timer_create(1, L->stream) : NULL;
+            double l0 = fdt_now();
+            if (lt) fdt_gpu_timer_start(lt, 0);
+            for (int i = 0; i < o->iters; i++) CALL();
+            double l1 = fdt_now();
+            if (lt) {
+                double tl = 0;
+                fdt_gpu_timer_stop(lt, 0);
+                fdt_gpu_timer_read(lt, &tl);
+                fdt_gpu_timer_destroy(lt);
+                r->tloop = tl / o->iters;
+            } else {
+                r->tloop = (l1 - l0) / o->iters;
+            }
+            r->host = (l1 - l0) / o->iters;
+        }
+        /* GPU time alone: the same N calls captured into one CUDA graph and launched */
+        if (o->graph && L->dev && L->stream) {
+            void *exec = NULL;
+            char gwhy[160] = "";
+            cudnnStatus_t gs = CUDNN_STATUS_SUCCESS;
+            if (fdt_graph_begin(L->stream, gwhy, sizeof gwhy) == 0) {
+                for (int i = 0; i < o->iters; i++) {
+                    cudnnStatus_t si = CALL();
+                    if (!fdt_ok(A, si) && fdt_ok(A, gs)) gs = si;
+                }
+                if (fdt_graph_end(L->stream, &exec, gwhy, sizeof gwhy) == 0 && !fdt_ok(A, gs)) {
+                    snprintf(gwhy, sizeof gwhy, "a call failed during capture: %s", fdt_status(A, gs));
+                    fdt_graph_destroy(exec);
+                    exec = NULL;
+                }
+            }
+            if (exec) {
+                fdt_gpu_timer *ct = fdt_gpu_timer_create(1, L->stream);
+                double tg = 0;
+                fdt_graph_launch(exec, L->stream);   /* upload / first launch */
+                fdt_stream_sync(L->stream);
+                fdt_gpu_timer_start(ct, 0);
+                int lr = fdt_graph_launch(exec, L->stream);
+                fdt_gpu_timer_stop(ct, 0);
+                fdt_gpu_timer_read(ct, &tg);
+                fdt_gpu_timer_destroy(ct);
+                fdt_graph_destroy(exec);
+                if (lr == 0) r->tgraph = tg / o->iters;
+                else snprintf(r->graph_err, sizeof r->graph_err, "cudaGraphLaunch failed");
+            } else {
+                snprintf(r->graph_err, sizeof r->graph_err, "%s", gwhy[0] ? gwhy : "capture failed");
+            }
+            fdt_sync(L->dev);
+        }
+        /* per-call times: events around each call; nothing allocated inside */
         double *t = malloc(sizeof(double) * (size_t)o->iters);
-        fdt_gpu_timer *gt = L->dev ? fdt_gpu_timer_create(o->iters) : NULL;
-        double h0 = fdt_now();
+        fdt_gpu_timer *gt = L->dev ? fdt_gpu_timer_create(o->iters, L->stream) : NULL;
         for (int i = 0; i < o->iters; i++) {
             if (gt) {
                 fdt_gpu_timer_start(gt, i);
@@ -522,7 +614,6 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
                 t[i] = fdt_now() - t0;
             }
         }
-        double hostt = fdt_now() - h0;
         if (gt) {
             fdt_gpu_timer_read(gt, t);
             fdt_gpu_timer_destroy(gt);
@@ -534,7 +625,6 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
         r->tmin = t[0];
         r->tmed = o->iters % 2 ? t[o->iters / 2] : 0.5 * (t[o->iters / 2 - 1] + t[o->iters / 2]);
         r->tavg = sum / o->iters;
-        r->host = hostt / o->iters;
         r->tflops = r->tmed > 0 ? flops / r->tmed * 1e-12 : 0;
         r->gbs = r->tmed > 0 ? (double)bytes / r->tmed * 1e-9 : 0;
         snprintf(r->status, sizeof r->status, "SUCCESS");
@@ -572,7 +662,7 @@ done:
     if (wd) A->DestroyFilterDescriptor(wd);
     if (cd) A->DestroyConvolutionDescriptor(cd);
     fdt_free(L->dev, xb); fdt_free(L->dev, wb); fdt_free(L->dev, yb);
-    free(hostbuf); free(dx); free(dw); free(dy); free(ref); free(tmp);
+    free(hostbuf); free(dx); free(dw); free(dy); free(ref); free(sidx); free(tmp);
 }
 
 /* ------------------------------------------------------------------ output */
@@ -590,12 +680,23 @@ static void print_summary(FILE *f, const result *r, const problem *ps)
                " HostTime/call: %.2f us",
             r->ws, math_name(r->math), r->det < 0 ? "unknown" : r->det ? "yes" : "no", r->tmin * 1e3, r->tmed * 1e3,
             r->tflops, r->gbs, r->host * 1e6);
+    fprintf(f, " LoopTime/call: %.4f ms", r->tloop * 1e3);
+    if (r->tgraph > 0) fprintf(f, " GraphTime/call: %.4f ms", r->tgraph * 1e3);
+    else if (r->graph_err[0]) fprintf(f, " GraphTime: n/a (%s)", r->graph_err);
     if (r->verified == 1 || r->verified == -1)
-        fprintf(f, " MaxError: %.3g (tolerance %.3g, %s)", r->maxerr, r->tol, r->verified == 1 ? "ok" : "FAILED");
-    else if (r->verified == 2)
-        fprintf(f, " MaxError: skipped (problem above %.0e FLOP)", VERIFY_FLOP_LIMIT);
-    if (r->have_their)
+    {
+        fprintf(f, " MaxError: %.3g (tolerance %.3g, %s", r->maxerr, r->tol, r->verified == 1 ? "ok" : "FAILED");
+        if (r->vpoints) fprintf(f, ", %zu sampled points", r->vpoints);
+        fputc(')', f);
+    } else if (r->verified == 2)
+        fprintf(f, " MaxError: skipped (out of memory for the reference)");
+    if (r->have_their) {
         fprintf(f, " Theirs: %.4f ms (algo %d) Ratio(ours/theirs): %.3f", r->their_med * 1e3, r->their_algo, r->tmed / r->their_med);
+        if (r->their_loop > 0) fprintf(f, " TheirLoop: %.4f ms LoopRatio: %.3f TheirHost: %.2f us", r->their_loop * 1e3,
+                                       r->tloop / r->their_loop, r->their_host * 1e6);
+        if (r->their_graph > 0 && r->tgraph > 0)
+            fprintf(f, " TheirGraph: %.4f ms GraphRatio: %.3f", r->their_graph * 1e3, r->tgraph / r->their_graph);
+    }
     if (r->peak_frac > 0) fprintf(f, " PeakFraction: %.1f%%", 100 * r->peak_frac);
     if (r->have_dnnl == 1)
         fprintf(f, " oneDNN MinTime: %.4f ms MedianTime: %.4f ms Ratio(FreeDNN/oneDNN, min): %.3f", r->dnnl_min * 1e3,
@@ -632,7 +733,8 @@ static void print_machine(const options *o, const problem *ps)
     if (o->csv)
         fprintf(f, "lib,problem,n,c,h,w,k,r,s,stride_h,stride_w,pad_h,pad_w,dil_h,dil_w,groups,type,layout,dir,algo,"
                    "algo_name,status,message,workspace_bytes,math,deterministic,min_ms,median_ms,avg_ms,tflops,gbs,"
-                   "host_us,max_error,tolerance,verified,theirs_median_ms,theirs_algo,ratio,onednn_min_ms,onednn_median_ms,onednn_ratio_min,peak_fraction\n");
+                   "host_us,max_error,tolerance,verified,theirs_median_ms,theirs_algo,ratio,onednn_min_ms,onednn_median_ms,onednn_ratio_min,peak_fraction,"
+                   "loop_ms,graph_ms,theirs_loop_ms,theirs_graph_ms,theirs_host_us\n");
     else fprintf(f, "[\n");
     for (int i = 0; i < nresults; i++) {
         const result *r = &results[i];
@@ -648,12 +750,14 @@ static void print_machine(const options *o, const problem *ps)
                     c->r, c->s, c->sh, c->sw, c->ph, c->pw, c->dh, c->dw, c->g, o->type, o->nhwc ? "nhwc" : "nchw",
                     dir_name[r->dir], r->algo, an, r->status);
             csv_str(f, r->message);
-            fprintf(f, ",%zu,%s,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.3f,%.6g,%.6g,%s,%.6f,%d,%.4f,%.6f,%.6f,%.4f,%.4f\n", r->ws, math_name(r->math),
+            fprintf(f, ",%zu,%s,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.3f,%.6g,%.6g,%s,%.6f,%d,%.4f,%.6f,%.6f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%.3f\n",
+                    r->ws, math_name(r->math),
                     det, r->tmin * 1e3, r->tmed * 1e3, r->tavg * 1e3, r->tflops, r->gbs, r->host * 1e6, r->maxerr,
                     r->tol, ver, r->have_their ? r->their_med * 1e3 : 0.0, r->have_their ? r->their_algo : -1,
                     r->have_their && r->their_med > 0 ? r->tmed / r->their_med : 0.0,
                     r->have_dnnl == 1 ? r->dnnl_min * 1e3 : 0.0, r->have_dnnl == 1 ? r->dnnl_med * 1e3 : 0.0,
-                    r->have_dnnl == 1 ? r->tmin / r->dnnl_min : 0.0, r->peak_frac);
+                    r->have_dnnl == 1 ? r->tmin / r->dnnl_min : 0.0, r->peak_frac, r->tloop * 1e3, r->tgraph * 1e3,
+                    r->their_loop * 1e3, r->their_graph * 1e3, r->their_host * 1e6);
         } else {
             fprintf(f, "  {\"lib\": ");
             json_str(f, r->lib);
@@ -667,9 +771,9 @@ static void print_machine(const options *o, const problem *ps)
             json_str(f, r->message);
             fprintf(f, ", \"workspace_bytes\": %zu, \"math\": \"%s\", \"deterministic\": \"%s\", \"min_ms\": %.6f,"
                        " \"median_ms\": %.6f, \"avg_ms\": %.6f, \"tflops\": %.6f, \"gbs\": %.4f, \"host_us\": %.3f,"
-                       " \"max_error\": %.6g, \"tolerance\": %.6g, \"verified\": \"%s\"",
+                       " \"max_error\": %.6g, \"tolerance\": %.6g, \"verified\": \"%s\", \"verify_points\": %zu",
                     r->ws, math_name(r->math), det, r->tmin * 1e3, r->tmed * 1e3, r->tavg * 1e3, r->tflops, r->gbs,
-                    r->host * 1e6, isfinite(r->maxerr) ? r->maxerr : 1e308, r->tol, ver);
+                    r->host * 1e6, isfinite(r->maxerr) ? r->maxerr : 1e308, r->tol, ver, r->vpoints);
             if (r->have_their)
                 fprintf(f, ", \"theirs_median_ms\": %.6f, \"theirs_algo\": %d, \"ratio\": %.4f", r->their_med * 1e3,
                         r->their_algo, r->their_med > 0 ? r->tmed / r->their_med : 0.0);
@@ -677,6 +781,12 @@ static void print_machine(const options *o, const problem *ps)
                 fprintf(f, ", \"onednn_min_ms\": %.6f, \"onednn_median_ms\": %.6f, \"onednn_ratio_min\": %.4f", r->dnnl_min * 1e3,
                         r->dnnl_med * 1e3, r->tmin / r->dnnl_min);
             if (r->peak_frac > 0) fprintf(f, ", \"peak_fraction\": %.4f", r->peak_frac);
+            fprintf(f, ", \"loop_ms\": %.6f", r->tloop * 1e3);
+            if (r->tgraph > 0) fprintf(f, ", \"graph_ms\": %.6f", r->tgraph * 1e3);
+            if (r->graph_err[0]) { fprintf(f, ", \"graph_error\": "); json_str(f, r->graph_err); }
+            if (r->have_their && r->their_loop > 0)
+                fprintf(f, ", \"theirs_loop_ms\": %.6f, \"theirs_host_us\": %.3f", r->their_loop * 1e3, r->their_host * 1e6);
+            if (r->have_their && r->their_graph > 0) fprintf(f, ", \"theirs_graph_ms\": %.6f", r->their_graph * 1e3);
             fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
         }
     }
@@ -737,13 +847,15 @@ static void usage(FILE *f)
 "  --backend B     cpu | cuda: sets FREEDNN_BACKEND before cudnnCreate\n"
 "  --warmup N      untimed calls before the timed loop (default 2)\n"
 "  --verify        compare the first call's output with a naive double-precision reference\n"
-"                  (skipped above %.0e FLOP)\n"
+"                  (above %.0e FLOP: on 32-2048 sampled output points)\n"
 "  --vs-lib PATH   also run every problem through another cuDNN (e.g. libcudnn.so.9) loaded with\n"
 "                  dlopen(RTLD_LOCAL) and print both times and the ratio ours/theirs\n"
 "  --vs-onednn     (built with oneDNN only) also run each problem through oneDNN in this process on\n"
 "                  the same host buffers and plain layouts (fp32, CPU backend), print its min/median\n"
 "                  time and the ratio FreeDNN/oneDNN of the min times, plus the measured FMA peak\n"
 "                  and FreeDNN's fraction of it (FLOP rate at the min time)\n"
+"  --graph         (GPU) also capture the N timed calls into one CUDA graph per library and\n"
+"                  report its launch time / N: the GPU time without host overhead\n"
 "  --dry-run       list the problems (sizes, output size, GFLOP) and exit without running\n"
 "  --csv, --json   machine-readable results on stdout (summary lines then go to stderr)\n"
 "  --help          this text\n"
@@ -753,7 +865,9 @@ static void usage(FILE *f)
 "TFLOP/s counts direct-convolution FLOPs:  FLOP = 2*N*K*(C/G)*R*S*P*Q, with output size\n"
 "P = (H + 2*pad - ((R-1)*dil + 1))/stride + 1, Q likewise, whatever the algorithm does.\n"
 "GB/s counts bytes of x + w + y once per call. CPU times: clock_gettime around each call;\n"
-"GPU times: CUDA events around each call; host time = duration of the enqueue loop / N.\n"
+"GPU times: CUDA events around each call (min, median); LoopTime = events around N\n"
+"back-to-back calls / N, as a program sees it; host time = duration of that enqueue loop / N.\n"
+"Each library's handle gets its own non-blocking stream (cudnnSetStream).\n"
 "Exit status: 0 when every result verified (or --verify not given), 1 on a verification\n"
 "failure, 2 on a usage error. Entries the library does not support are reported with their\n"
 "status and do not change the exit status.\n", VERIFY_FLOP_LIMIT);
@@ -771,7 +885,7 @@ int fdt_bench_main(int argc, char **argv)
     const char *layers[16];
     int nlayers = 0;
     enum { O_DIR = 256, O_TYPE, O_LAYOUT, O_DIL, O_GROUPS, O_ALGO, O_BACKEND, O_WARMUP, O_VERIFY, O_CSV, O_JSON,
-           O_HELP, O_LAYERS, O_VSLIB, O_DRYRUN, O_VSONEDNN };
+           O_HELP, O_LAYERS, O_VSLIB, O_DRYRUN, O_VSONEDNN, O_GRAPH };
     int dry_run = 0;
     static const struct option lo[] = {
         { "dir", required_argument, 0, O_DIR }, { "type", required_argument, 0, O_TYPE },
@@ -781,6 +895,7 @@ int fdt_bench_main(int argc, char **argv)
         { "verify", no_argument, 0, O_VERIFY }, { "csv", no_argument, 0, O_CSV }, { "json", no_argument, 0, O_JSON },
         { "help", no_argument, 0, O_HELP }, { "layers", required_argument, 0, O_LAYERS },
         { "vs-lib", required_argument, 0, O_VSLIB }, { "dry-run", no_argument, 0, O_DRYRUN },
+        { "graph", no_argument, 0, O_GRAPH },
         { "vs-onednn", no_argument, 0, O_VSONEDNN }, { 0, 0, 0, 0 } };
     optind = 1;
     opterr = 0;
@@ -832,6 +947,7 @@ int fdt_bench_main(int argc, char **argv)
             layers[nlayers++] = optarg;
             break;
         case O_VSLIB: o.vslib = optarg; break;
+        case O_GRAPH: o.graph = 1; break;
         case O_DRYRUN: dry_run = 1; break;
         case O_VSONEDNN:
 #ifdef FREEDNN_HAVE_ONEDNN
@@ -919,6 +1035,7 @@ int fdt_bench_main(int argc, char **argv)
         return 1;
     }
     nlibs = 1;
+    attach_stream(&libs[0]);
     FILE *info = (o.csv || o.json) ? stderr : stdout;
     fprintf(info, "FreeDNN %zu, backend %s, type %s, layout %s, %d iterations after %d warm-up\n", ours.GetVersion(),
             ours.GetBackendName(libs[0].h), o.type, o.nhwc ? "nhwc" : "nchw", o.iters, o.warmup);
@@ -952,6 +1069,7 @@ int fdt_bench_main(int argc, char **argv)
                 libs[1].dev ? "device" : "host", theirs.GetBackendName ? ", backend " : "",
                 theirs.GetBackendName ? theirs.GetBackendName(libs[1].h) : "");
         nlibs = 2;
+        attach_stream(&libs[1]);
     }
 
 #ifdef FREEDNN_HAVE_ONEDNN
@@ -989,6 +1107,9 @@ int fdt_bench_main(int argc, char **argv)
                             !strcmp(results[j].status, "SUCCESS")) {
                             results[i].their_med = results[j].tmed;
                             results[i].their_algo = results[j].algo;
+                            results[i].their_loop = results[j].tloop;
+                            results[i].their_graph = results[j].tgraph;
+                            results[i].their_host = results[j].host;
                             results[i].have_their = results[j].tmed > 0;
                             break;
                         }
@@ -1003,8 +1124,10 @@ int fdt_bench_main(int argc, char **argv)
     for (int i = 0; i < nresults; i++)
         if (results[i].verified == -1) rc = 1;
     ours.Destroy(libs[0].h);
+    fdt_stream_destroy(libs[0].stream);
     if (nlibs == 2) {
         theirs.Destroy(libs[1].h);
+        fdt_stream_destroy(libs[1].stream);
         fdt_api_close(&theirs);
     }
     free(results);

@@ -1,6 +1,7 @@
 /* Memory, dtype conversion and timing helpers of the freednn tools (see freednn_dev.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -152,19 +153,104 @@ double fdt_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void *fdt_stream_create(void)
+{
+#ifdef FREEDNN_HAVE_CUDA
+    cudaStream_t s = NULL;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) return (void *)s;
+    cudaGetLastError();
+#endif
+    return NULL;
+}
+void fdt_stream_destroy(void *stream)
+{
+#ifdef FREEDNN_HAVE_CUDA
+    if (stream) cudaStreamDestroy((cudaStream_t)stream);
+#endif
+    (void)stream;
+}
+void fdt_stream_sync(void *stream)
+{
+#ifdef FREEDNN_HAVE_CUDA
+    cudaStreamSynchronize((cudaStream_t)stream);
+#endif
+    (void)stream;
+}
+
+int fdt_graph_begin(void *stream, char *why, size_t why_n)
+{
+#ifdef FREEDNN_HAVE_CUDA
+    cudaError_t e = cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeRelaxed);
+    if (e == cudaSuccess) return 0;
+    snprintf(why, why_n, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
+    cudaGetLastError();
+#else
+    snprintf(why, why_n, "built without CUDA");
+#endif
+    (void)stream;
+    return -1;
+}
+int fdt_graph_end(void *stream, void **exec, char *why, size_t why_n)
+{
+    *exec = NULL;
+#ifdef FREEDNN_HAVE_CUDA
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture((cudaStream_t)stream, &g);
+    if (e != cudaSuccess || !g) {
+        snprintf(why, why_n, "capture failed: %s", cudaGetErrorString(e));
+        cudaGetLastError();
+        if (g) cudaGraphDestroy(g);
+        return -1;
+    }
+    cudaGraphExec_t x = NULL;
+    e = cudaGraphInstantiateWithFlags(&x, g, 0);
+    cudaGraphDestroy(g);
+    if (e != cudaSuccess) {
+        snprintf(why, why_n, "cudaGraphInstantiate: %s", cudaGetErrorString(e));
+        cudaGetLastError();
+        return -1;
+    }
+    *exec = (void *)x;
+    return 0;
+#else
+    (void)stream;
+    snprintf(why, why_n, "built without CUDA");
+    return -1;
+#endif
+}
+int fdt_graph_launch(void *exec, void *stream)
+{
+#ifdef FREEDNN_HAVE_CUDA
+    return cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)stream) == cudaSuccess ? 0 : -1;
+#else
+    (void)exec; (void)stream;
+    return -1;
+#endif
+}
+void fdt_graph_destroy(void *exec)
+{
+#ifdef FREEDNN_HAVE_CUDA
+    if (exec) cudaGraphExecDestroy((cudaGraphExec_t)exec);
+#endif
+    (void)exec;
+}
+
 struct fdt_gpu_timer {
     int n;
 #ifdef FREEDNN_HAVE_CUDA
     cudaEvent_t *ev;
+    cudaStream_t stream;
 #endif
 };
 
-fdt_gpu_timer *fdt_gpu_timer_create(int n)
+fdt_gpu_timer *fdt_gpu_timer_create(int n, void *stream)
 {
     fdt_gpu_timer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->n = n;
+    (void)stream;
 #ifdef FREEDNN_HAVE_CUDA
+    t->stream = (cudaStream_t)stream;
     t->ev = calloc((size_t)2 * n, sizeof(cudaEvent_t));
     for (int i = 0; i < 2 * n; i++) cudaEventCreate(&t->ev[i]);
 #endif
@@ -173,14 +259,14 @@ fdt_gpu_timer *fdt_gpu_timer_create(int n)
 void fdt_gpu_timer_start(fdt_gpu_timer *t, int i)
 {
 #ifdef FREEDNN_HAVE_CUDA
-    cudaEventRecord(t->ev[2 * i], 0);
+    cudaEventRecord(t->ev[2 * i], t->stream);
 #endif
     (void)t; (void)i;
 }
 void fdt_gpu_timer_stop(fdt_gpu_timer *t, int i)
 {
 #ifdef FREEDNN_HAVE_CUDA
-    cudaEventRecord(t->ev[2 * i + 1], 0);
+    cudaEventRecord(t->ev[2 * i + 1], t->stream);
 #endif
     (void)t; (void)i;
 }

@@ -41,3 +41,51 @@ static void conv_loops(const fdt_conv *p, int op, const double *a, const double 
 void fdt_ref_fwd(const fdt_conv *p, const double *x, const double *w, double *y) { conv_loops(p, 0, x, w, y); }
 void fdt_ref_bwd_data(const fdt_conv *p, const double *dy, const double *w, double *dx) { conv_loops(p, 1, dy, w, dx); }
 void fdt_ref_bwd_filter(const fdt_conv *p, const double *x, const double *dy, double *dw) { conv_loops(p, 2, x, dy, dw); }
+
+/* One output element, index in the NCHW / KCRS order of fdt_ref_* (the same sums). */
+double fdt_ref_point(const fdt_conv *p, int op, const double *a, const double *b, size_t idx)
+{
+    int P = fdt_out_h(p), Q = fdt_out_w(p);
+    int cg = p->c / p->g, kg = p->k / p->g;
+    double acc = 0;
+    if (op == 0) {            /* y[n,k,oy,ox]: a = x, b = w */
+        int ox = (int)(idx % Q), oy = (int)(idx / Q % P), k = (int)(idx / ((size_t)P * Q) % p->k);
+        int n = (int)(idx / ((size_t)P * Q * p->k)), g = k / kg;
+        for (int c = 0; c < cg; c++)
+            for (int r = 0; r < p->r; r++) {
+                int iy = oy * p->sh - p->ph + r * p->dh;
+                if (iy < 0 || iy >= p->h) continue;
+                for (int s = 0; s < p->s; s++) {
+                    int ix = ox * p->sw - p->pw + s * p->dw;
+                    if (ix >= 0 && ix < p->w) acc += a[XI(n, g * cg + c, iy, ix)] * b[WI(k, c, r, s)];
+                }
+            }
+    } else if (op == 1) {     /* dx[n,c,iy,ix]: a = dy, b = w */
+        int ix = (int)(idx % p->w), iy = (int)(idx / p->w % p->h), c = (int)(idx / ((size_t)p->h * p->w) % p->c);
+        int n = (int)(idx / ((size_t)p->h * p->w * p->c)), g = c / cg;
+        for (int kk = 0; kk < kg; kk++)
+            for (int r = 0; r < p->r; r++) {
+                int ty = iy + p->ph - r * p->dh;
+                if (ty < 0 || ty % p->sh || ty / p->sh >= P) continue;
+                for (int s = 0; s < p->s; s++) {
+                    int tx = ix + p->pw - s * p->dw;
+                    if (tx < 0 || tx % p->sw || tx / p->sw >= Q) continue;
+                    int k = g * kg + kk;
+                    acc += a[YI(n, k, ty / p->sh, tx / p->sw)] * b[WI(k, c - g * cg, r, s)];
+                }
+            }
+    } else {                  /* dw[k,c,r,s]: a = x, b = dy */
+        int s = (int)(idx % p->s), r = (int)(idx / p->s % p->r), c = (int)(idx / ((size_t)p->r * p->s) % cg);
+        int k = (int)(idx / ((size_t)p->r * p->s * cg)), g = k / kg;
+        for (int n = 0; n < p->n; n++)
+            for (int oy = 0; oy < P; oy++) {
+                int iy = oy * p->sh - p->ph + r * p->dh;
+                if (iy < 0 || iy >= p->h) continue;
+                for (int ox = 0; ox < Q; ox++) {
+                    int ix = ox * p->sw - p->pw + s * p->dw;
+                    if (ix >= 0 && ix < p->w) acc += a[XI(n, g * cg + c, iy, ix)] * b[YI(n, k, oy, ox)];
+                }
+            }
+    }
+    return acc;
+}

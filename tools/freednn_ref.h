@@ -18,5 +18,10 @@ void fdt_ref_fwd(const fdt_conv *p, const double *x, const double *w, double *y)
 void fdt_ref_bwd_data(const fdt_conv *p, const double *dy, const double *w, double *dx);
 /* dw[k,c/g,r,s] = sum dy*x */
 void fdt_ref_bwd_filter(const fdt_conv *p, const double *x, const double *dy, double *dw);
+/* One element of the output of fdt_ref_fwd (op 0: a = x, b = w), fdt_ref_bwd_data (op 1:
+ * a = dy, b = w) or fdt_ref_bwd_filter (op 2: a = x, b = dy), idx in that output's order:
+ * what `freednn bench --verify` checks on sampled points of problems too large for the
+ * whole reference. */
+double fdt_ref_point(const fdt_conv *p, int op, const double *a, const double *b, size_t idx);
 
 #endif

@@ -37,6 +37,30 @@ assert r["status"], r
 PY
 grep -Eq '^ConvFwdAlgo: -?[0-9]+ ' "$tmp/err" && ok || fail "no ConvFwdAlgo summary line (on stderr with --json)"
 
+# loop timing and --graph (a CPU handle has no stream: no graph time, no error)
+run -n 3 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --dir all --graph --verify --json; rc=$?
+[ $rc -eq 0 ] && ok || { cat "$tmp/err"; fail "--graph exited $rc"; }
+python3 - "$tmp/out" <<'PY' && ok || fail "--graph: JSON wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d) == 3
+for r in d:
+    assert r["status"] == "SUCCESS" and r["loop_ms"] > 0 and r["host_us"] > 0, r
+    assert r["verified"] == "ok" and r["verify_points"] == 0, r
+    assert "graph_ms" not in r, r
+PY
+
+# above the full-reference limit --verify checks sampled output points
+run -n 1 --warmup 0 -b 8 -c 256 -h 28 -k 256 -r 3 -p 1 --dir all --verify --json; rc=$?
+[ $rc -eq 0 ] && ok || { cat "$tmp/err"; fail "sampled --verify exited $rc"; }
+python3 - "$tmp/out" <<'PY' && ok || fail "sampled --verify: JSON wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d) == 3
+for r in d:
+    assert r["verified"] == "ok" and 32 <= r["verify_points"] <= 2048, r
+PY
+
 # long options, all directions, all algorithms, CSV
 run -n 1 --warmup 0 -b 1 -c 4 -h 6 -k 4 -r 3 -p 1 --dir all --algo all --type fp64 --layout nhwc --dilation 2 --groups 2 --csv; rc=$?
 [ $rc -eq 0 ] && ok || { cat "$tmp/err"; fail "long options exited $rc"; }
