@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build FreeDNN with the CUDA backend and run the GPU test label, compute-sanitizer and the
 # comparison with NVIDIA's cuDNN, on a machine with an NVIDIA GPU. Logs go to $OUT (or ./gpu-logs).
-#   tools/gpu_check.sh [tests|sanitize|compat|bench]...   (default: all)
+#   tools/gpu_check.sh [tests|counts|sanitize|compat|adv|ops|labs|bench|perf]...   (default: tests sanitize compat bench)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
@@ -50,6 +50,13 @@ for step in $steps; do
     done ;;
   ops)
     build-gpu/bench/ops_bandwidth | tee "$out/ops_bandwidth.log" ;;
+  labs)   # kernel labs and micro-benchmarks under bench/ (each prints its own PASS/FAIL and times)
+    for l in gemm_peak conv_overhead igemm_lab dw_lab; do
+      [ -x build-gpu/bench/$l ] || continue
+      echo "== $l"; FREEDNN_BACKEND=cuda timeout 200 build-gpu/bench/$l 2>&1 | tee "$out/lab-$l.log" | tail -40
+    done ;;
+  perf)   # issue #7's benchmark: four math modes, loop and graph timing, --verify, vs NVIDIA
+    OUT="$out" BUILD=build-gpu bash tools/perf_gpu.sh ;;
   bench)
     if [ -x build-gpu/bin/freednn ]; then
       for ty in fp32 fp16; do
