@@ -2,10 +2,13 @@
  * v8 API. cudnnSetRNNDescriptor_v6 leaves the data type and input size open: each v7 call takes
  * them from its xDesc (a per-call copy of the descriptor is completed with them). Sequences are
  * arrays of per-step tensors [batch_t, vector, 1] with non-increasing batch_t, i.e. the
- * SEQ_MAJOR_PACKED layout of the v8 API. cudnnRNNBackwardWeights(Ex) accumulate into dw. */
+ * SEQ_MAJOR_PACKED layout of the v8 API. cudnnRNNBackwardWeights(Ex) accumulate into dw.
+ * The cudnnFindRNN*AlgorithmEx functions (end of file) run and time the one algorithm. */
 #include <stdlib.h>
 #include <string.h>
 #include "../core/adv_desc.h"
+#include "../core/backend_util.h"
+#include "algo_internal.h"
 #include "rnn_internal.h"
 
 /* api: any */
@@ -652,4 +655,143 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeightsEx(cudnnHandle_t ha
     }
     return ex_run(handle, rnnDesc, xDesc, yDesc, hxDesc, cfake.magic ? &cfake : NULL, dwDesc, dw, workSpace, workSpaceSizeInBytes, reserveSpace,
                   reserveSpaceSizeInBytes, 1, 2, x, dw, hx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0);
+}
+
+/* ------------------------------------------------------------ algorithm descriptors and Find*Ex */
+/* api: any */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetRNNAlgorithmDescriptor(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnAlgorithmDescriptor_t algoDesc)
+{
+    FDNN_API_ENTER();
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+    FDNN_CHECK(fdnn_rnn_check(rnnDesc, "rnnDesc"));
+    FDNN_CHECK(fdnn_algo_desc_check(algoDesc, "algoDesc", 1));
+    int v = (int)algoDesc->algo.algo.RNNAlgo;
+    /* the same range cudnnSetRNNDescriptor_v6/_v8 accept; the engine runs every one as STANDARD */
+    if (v < 0 || v >= CUDNN_RNN_ALGO_COUNT) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "algoDesc holds %d, which is not a cudnnRNNAlgo_t", v);
+    rnnDesc->algo = (cudnnRNNAlgo_t)v;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The RNN engine implements one algorithm, CUDNN_RNN_ALGO_STANDARD (the *AlgorithmMaxCount
+ * functions report 1), so a Find runs the operation once, timed, and fills one result. The
+ * persistent algorithms are not listed: they are not distinct implementations here. */
+static cudnnStatus_t find_check(int requestedAlgoCount, const int *returnedAlgoCount, const cudnnAlgorithmPerformance_t *perfResults)
+{
+    if (requestedAlgoCount <= 0) return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "requestedAlgoCount=%d must be positive", requestedAlgoCount);
+    FDNN_CHECK_PTR(returnedAlgoCount, "returnedAlgoCount");
+    FDNN_CHECK_PTR(perfResults, "perfResults");
+    /* one algorithm: only perfResults[0] is written; it must come from cudnnCreateAlgorithmPerformance */
+    FDNN_CHECK(fdnn_algo_perf_check(perfResults[0], "perfResults[0]"));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Workspace bytes the algorithm needs (what cudnnGetRNNWorkspaceSize reports). */
+static size_t find_work_bytes(const struct cudnnRNNStruct *r, int seqLength, const cudnnTensorDescriptor_t *xDesc)
+{
+    legacy_t L;
+    size_t n = 0;
+    if (legacy_setup(r, seqLength, xDesc, NULL, &L) == CUDNN_STATUS_SUCCESS) {
+        fdnn_rnn_geom g;
+        fdnn_rnn_geom_of(&L.rnn, &g);
+        size_t a = fdnn_rnn_work_bytes(&g, seqLength, L.xd.batch, 0), b = fdnn_rnn_work_bytes(&g, seqLength, L.xd.batch, 1);
+        n = a > b ? a : b;
+    }
+    legacy_free(&L);
+    return n;
+}
+
+static cudnnStatus_t find_run(cudnnHandle_t handle, const struct cudnnRNNStruct *r, int seqLength, const cudnnTensorDescriptor_t *xDesc,
+                              const cudnnTensorDescriptor_t *yDesc, const struct cudnnTensorStruct *hxDesc, const struct cudnnTensorStruct *cxDesc,
+                              const struct cudnnFilterStruct *wDesc, const void *w, void *ws, size_t wsSize, void *res, size_t resSize, int training,
+                              int op, const void *a0, void *a1, const void *hx, void *hy, const void *cx, void *cy, const void *dhy, void *dhx,
+                              const void *dcy, void *dcx, int requestedAlgoCount, int *returnedAlgoCount, cudnnAlgorithmPerformance_t *perfResults)
+{
+    FDNN_CHECK(fdnn_check_handle(handle, "handle"));
+    FDNN_CHECK(find_check(requestedAlgoCount, returnedAlgoCount, perfResults));
+    fdnn_timer t;
+    FDNN_CHECK(fdnn_timer_start(handle, &t));
+    cudnnStatus_t s = legacy_run(handle, r, seqLength, xDesc, yDesc, hxDesc, cxDesc, wDesc, w, ws, wsSize, res, resSize, training, op, a0, a1, hx, hy, cx,
+                                 cy, dhy, dhx, dcy, dcx);
+    double ms = fdnn_timer_stop_ms(handle, &t);
+    FDNN_CHECK(s);
+    if (!(ms > 0)) ms = 1e-6; /* a clock too coarse to see the run: report the smallest positive time, not zero */
+    fdnn_algo_perf_fill(perfResults[0], CUDNN_RNN_ALGO_STANDARD, CUDNN_STATUS_SUCCESS, (float)ms, find_work_bytes(r, seqLength, xDesc));
+    *returnedAlgoCount = 1;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* api: cpu cuda */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnFindRNNForwardInferenceAlgorithmEx(
+    cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength, const cudnnTensorDescriptor_t *xDesc, const void *x,
+    const cudnnTensorDescriptor_t hxDesc, const void *hx, const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnFilterDescriptor_t wDesc,
+    const void *w, const cudnnTensorDescriptor_t *yDesc, void *y, const cudnnTensorDescriptor_t hyDesc, void *hy, const cudnnTensorDescriptor_t cyDesc,
+    void *cy, const float findIntensity, const int requestedAlgoCount, int *returnedAlgoCount, cudnnAlgorithmPerformance_t *perfResults, void *workspace,
+    size_t workSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    (void)findIntensity; /* one algorithm: there is no search space to narrow */
+    FDNN_CHECK(same_dims(hxDesc, hyDesc, "hxDesc", "hyDesc"));
+    FDNN_CHECK(same_dims(cxDesc, cyDesc, "cxDesc", "cyDesc"));
+    return find_run(handle, rnnDesc, seqLength, xDesc, yDesc, hxDesc, cxDesc, wDesc, w, workspace, workSpaceSizeInBytes, NULL, 0, 0, 0, x, y, hx, hy,
+                    cx, cy, NULL, NULL, NULL, NULL, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+/* api: cpu cuda */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnFindRNNForwardTrainingAlgorithmEx(
+    cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength, const cudnnTensorDescriptor_t *xDesc, const void *x,
+    const cudnnTensorDescriptor_t hxDesc, const void *hx, const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnFilterDescriptor_t wDesc,
+    const void *w, const cudnnTensorDescriptor_t *yDesc, void *y, const cudnnTensorDescriptor_t hyDesc, void *hy, const cudnnTensorDescriptor_t cyDesc,
+    void *cy, const float findIntensity, const int requestedAlgoCount, int *returnedAlgoCount, cudnnAlgorithmPerformance_t *perfResults, void *workspace,
+    size_t workSpaceSizeInBytes, void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    (void)findIntensity;
+    FDNN_CHECK(same_dims(hxDesc, hyDesc, "hxDesc", "hyDesc"));
+    FDNN_CHECK(same_dims(cxDesc, cyDesc, "cxDesc", "cyDesc"));
+    return find_run(handle, rnnDesc, seqLength, xDesc, yDesc, hxDesc, cxDesc, wDesc, w, workspace, workSpaceSizeInBytes, reserveSpace,
+                    reserveSpaceSizeInBytes, 1, 0, x, y, hx, hy, cx, cy, NULL, NULL, NULL, NULL, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+/* api: cpu cuda */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnFindRNNBackwardDataAlgorithmEx(
+    cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength, const cudnnTensorDescriptor_t *yDesc, const void *y,
+    const cudnnTensorDescriptor_t *dyDesc, const void *dy, const cudnnTensorDescriptor_t dhyDesc, const void *dhy, const cudnnTensorDescriptor_t dcyDesc,
+    const void *dcy, const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnTensorDescriptor_t hxDesc, const void *hx,
+    const cudnnTensorDescriptor_t cxDesc, const void *cx, const cudnnTensorDescriptor_t *dxDesc, void *dx, const cudnnTensorDescriptor_t dhxDesc,
+    void *dhx, const cudnnTensorDescriptor_t dcxDesc, void *dcx, const float findIntensity, const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnAlgorithmPerformance_t *perfResults, void *workspace, size_t workSpaceSizeInBytes, void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    (void)findIntensity;
+    (void)y;
+    (void)dyDesc;
+    FDNN_CHECK(same_dims(hxDesc, dhyDesc, "hxDesc", "dhyDesc"));
+    FDNN_CHECK(same_dims(hxDesc, dhxDesc, "hxDesc", "dhxDesc"));
+    FDNN_CHECK(same_dims(cxDesc, dcyDesc, "cxDesc", "dcyDesc"));
+    FDNN_CHECK(same_dims(cxDesc, dcxDesc, "cxDesc", "dcxDesc"));
+    return find_run(handle, rnnDesc, seqLength, dxDesc, yDesc, hxDesc, cxDesc, wDesc, w, workspace, workSpaceSizeInBytes, reserveSpace,
+                    reserveSpaceSizeInBytes, 1, 1, dy, dx, hx, NULL, cx, NULL, dhy, dhx, dcy, dcx, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+/* api: cpu cuda */
+FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnFindRNNBackwardWeightsAlgorithmEx(
+    cudnnHandle_t handle, const cudnnRNNDescriptor_t rnnDesc, const int seqLength, const cudnnTensorDescriptor_t *xDesc, const void *x,
+    const cudnnTensorDescriptor_t hxDesc, const void *hx, const cudnnTensorDescriptor_t *yDesc, const void *y, const float findIntensity,
+    const int requestedAlgoCount, int *returnedAlgoCount, cudnnAlgorithmPerformance_t *perfResults, const void *workspace, size_t workSpaceSizeInBytes,
+    const cudnnFilterDescriptor_t dwDesc, void *dw, const void *reserveSpace, size_t reserveSpaceSizeInBytes)
+{
+    FDNN_API_ENTER();
+    (void)findIntensity;
+    (void)y;
+    /* as cudnnRNNBackwardWeights: accumulates into dw (one run); cx's shape follows hxDesc */
+    struct cudnnTensorStruct cfake;
+    memset(&cfake, 0, sizeof cfake);
+    if (rnnDesc && rnnDesc->magic == FDNN_MAGIC_RNN && rnnDesc->is_set && rnnDesc->cell_mode == CUDNN_LSTM && hxDesc &&
+        hxDesc->magic == FDNN_MAGIC_TENSOR && hxDesc->is_set && hxDesc->nb_dims == 3) {
+        cfake.magic = FDNN_MAGIC_TENSOR;
+        fdnn_rnn_fill_tensor(&cfake, hxDesc->dtype, hxDesc->dim[0], hxDesc->dim[1], rnnDesc->hidden_size);
+    }
+    return find_run(handle, rnnDesc, seqLength, xDesc, yDesc, hxDesc, cfake.magic ? &cfake : NULL, dwDesc, dw, (void *)workspace, workSpaceSizeInBytes,
+                    (void *)reserveSpace, reserveSpaceSizeInBytes, 1, 2, x, dw, hx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, requestedAlgoCount,
+                    returnedAlgoCount, perfResults);
 }
