@@ -67,10 +67,8 @@ static int fold_case(cudnnHandle_t h, int it, cudnnDataType_t dt, cudnnTensorFor
         for (int i = 0; i < arr; i++) ok &= TH_CHECK(str[i] == 1 && pad[i] == 0, "folded conv dim %d: stride %d pad %d", i, str[i], pad[i]);
 
         size_t szw = 0, szdy = 0, szdx = 0;
-        (void)szw;
         TH_OK(cudnnGetTensorSizeInBytes(dyp, &szdy));
         TH_OK(cudnnGetTensorSizeInBytes(dxf, &szdx));
-        size_t esz = th_dtype_size(dt);
         TH_OK(cudnnGetFilterSizeInBytes(wf, &szw));
         tbuf x, w, y;
         tb_init(h, &x, dt, t.xspan);
@@ -119,7 +117,6 @@ static int fold_case(cudnnHandle_t h, int it, cudnnDataType_t dt, cudnnTensorFor
             free(got);
             free(want);
         }
-        (void)esz;
         th_free(h, wfd); th_free(h, dypd); th_free(h, dxfd);
         free(prior);
         tb_free(h, &x); tb_free(h, &w); tb_free(h, &y);
