@@ -11,6 +11,7 @@
 #include "../cpu/conv_cpu.h"
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
+#include "../cuda/conv_cuda.h"
 #endif
 
 void fdnn_conv_logbench(cudnnHandle_t h, int dir, const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
@@ -631,6 +632,15 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
     const fdnn_conv_impl *impl;
     FDNN_CHECK(choose(handle, &p, (int)algo, workSpace, workSpaceSizeInBytes, &impl));
 #ifdef FDNN_HAVE_CUDA
+    if (handle->backend == FDNN_BACKEND_CUDA && p.compute_type == CUDNN_DATA_INT32) {
+        /* INT8 family: one fused kernel that rounds once, exactly as the CPU epilogue does */
+        int64_t zs[5];
+        int zdim[3];
+        tensor5(zDesc, zs, zdim);
+        return fdnn_cuda_conv_int8_bias_act(handle, &p, x, w, fdnn_scalar(alpha1, p.xtype), fdnn_scalar(alpha2, p.xtype), z, zs, bias,
+                                            biasDesc->dtype, biasDesc->stride[1], activationDesc->mode == CUDNN_ACTIVATION_RELU,
+                                            activationDesc->nan_opt == CUDNN_PROPAGATE_NAN, y);
+    }
     if (handle->backend == FDNN_BACKEND_CUDA)
         return cuda_bias_act(handle, &p, impl, x, w, workSpace, workSpaceSizeInBytes, fdnn_scalar(alpha1, p.xtype),
                              fdnn_scalar(alpha2, p.xtype), zDesc, z, biasDesc, bias, activationDesc, yDesc, y);

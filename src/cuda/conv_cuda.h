@@ -42,6 +42,15 @@ int fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(const fdnn_conv_problem *p, char
 size_t fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(const fdnn_conv_problem *p);
 cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 
+/* INT8 forward (conv_int8.cu): the NCHW_VECT_C layouts INT8x4/INT8x32 (x and w vectorised, y of
+ * x's type or FLOAT), int32 accumulation with __dp4a; and the fused bias + activation epilogue of
+ * cudnnConvolutionBiasActivationForward for every INT8-family problem, rounded once as the CPU
+ * backend does (y = act((float)(alpha1*conv) + bias + alpha2*z)). zs: z's N,C,D,H,W strides. */
+cudnnStatus_t fdnn_cuda_conv_int8_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+cudnnStatus_t fdnn_cuda_conv_int8_bias_act(cudnnHandle_t h, const fdnn_conv_problem *p, const void *x, const void *w, double alpha1,
+                                           double alpha2, const void *z, const int64_t zs[5], const void *bias, cudnnDataType_t btype,
+                                           int64_t bias_stride, int relu, int prop_nan, void *y);
+
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */
 enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };
 

@@ -2,7 +2,9 @@
  *   all three:   cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
  *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
- *   forward:     tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
+ *   forward:     INT8x4/INT8x32 (NCHW_VECT_C) through the __dp4a kernel of conv_int8.cu (reported as
+ *                IMPLICIT_PRECOMP_GEMM and IMPLICIT_GEMM; no other entry takes vector layouts),
+ *                tensor-core implicit GEMM (HALF/BFLOAT16; FLOAT as TF32 when the math type is
  *                TENSOR_OP*), SIMT implicit GEMM (FLOAT/DOUBLE/INT8, and HALF/BFLOAT16 when tensor
  *                cores are not allowed),
  *                direct (everything);
@@ -32,18 +34,47 @@ static size_t no_workspace(const fdnn_conv_problem *p)
     return 0;
 }
 
-/* Shape limits common to all CUDA kernels: plain (non-vectorised) layouts, <= 3 spatial dims,
- * per-image extents and indices fitting in int. */
+/* Shape limits common to all CUDA kernels but the INT8 vector one: plain (non-vectorised)
+ * layouts, <= 3 spatial dims, per-image extents and indices fitting in int. */
 static int common_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->nb_spatial < 2 || p->nb_spatial > 3)
         return nope(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
     if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
-        return nope(why, why_n, "vectorised NCHW_VECT_C layouts (INT8x4/INT8x32) are not implemented on CUDA");
+        return nope(why, why_n, "vectorised NCHW_VECT_C layouts (INT8x4/INT8x32) run on the conv_fwd__int8_vect entries");
     if (p->g < 1 || p->c % p->g || p->k % p->g)
         return nope(why, why_n, "groups %d must divide C=%d and K=%d", p->g, p->c, p->k);
     return 1;
 }
+
+/* The INT8 vector kernel (conv_int8.cu): forward, x/w INT8x4 or INT8x32 (NCHW_VECT_C), y of x's
+ * type (NCHW_VECT_C) or FLOAT (any strides); the dispatcher has already checked that the group's
+ * channels are a multiple of the vector. */
+static int int8_vect_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "INT8 convolutions exist only in the forward direction");
+    if (p->nb_spatial < 2 || p->nb_spatial > 3)
+        return nope(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
+    if (p->x_vect <= 1 || p->w_vect != p->x_vect)
+        return nope(why, why_n, "this entry handles the vectorised INT8x4/INT8x32 layouts (x=%s)", fdnn_dtype_name(p->xtype));
+    if ((p->xtype != CUDNN_DATA_INT8x4 && p->xtype != CUDNN_DATA_INT8x32) || p->wtype != p->xtype)
+        return nope(why, why_n, "x=%s w=%s: only INT8x4 and INT8x32 are implemented", fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype));
+    if (!(p->ytype == p->xtype || (p->ytype == CUDNN_DATA_FLOAT && p->y_vect == 1)))
+        return nope(why, why_n, "y=%s: the output must be %s or FLOAT", fdnn_dtype_name(p->ytype), fdnn_dtype_name(p->xtype));
+    if (p->g < 1 || p->c % p->g || p->k % p->g || (p->c / p->g) % p->x_vect)
+        return nope(why, why_n, "groups %d must divide C=%d and K=%d into multiples of the vector %d", p->g, p->c, p->k, p->x_vect);
+    return 1;
+}
+static cudnnStatus_t run_int8(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_int8_run(h, p, a);
+}
+/* cuDNN runs INT8x4/INT8x32 through IMPLICIT_PRECOMP_GEMM; the same kernel also answers
+ * IMPLICIT_GEMM so a caller forcing either gets a result. */
+static const fdnn_conv_impl fwd_int8_vect = {"conv_fwd__int8_vect_dp4a", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                             CUDNN_DEFAULT_MATH, int8_vect_ok, no_workspace, run_int8};
+static const fdnn_conv_impl fwd_int8_vect_ig = {"conv_fwd__int8_vect_direct", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1,
+                                                CUDNN_DEFAULT_MATH, int8_vect_ok, no_workspace, run_int8};
 
 static int is_lowp(cudnnDataType_t t) { return t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16; }
 
@@ -279,7 +310,7 @@ static const fdnn_conv_impl bwd_filter_gemm_tc = {"conv_bwd_filter__im2col_cubla
 static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cublas_fp32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
                                                     CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
