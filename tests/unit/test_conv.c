@@ -238,11 +238,11 @@ int main(void)
                 t.w_nhwc = 1;
                 t.mode = (i % 4 == 1 || i % 4 == 2) ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
                 for (int a = 1; a < 3; a++) {
-                    t.in[a] = th_randint(5, 14);
-                    t.flt[a] = (i % 4 == 3) ? 1 : th_randint(1, 3) + (i % 7 == 0 && a == 2 ? 2 : 0);
+                    t.in[a] = th_randint(6, 16);
+                    t.flt[a] = (i % 4 == 3) ? 1 : th_randint(2, 3) + (i % 7 == 0 && a == 2 ? 2 : 0);
                     t.dil[a] = i % 5 == 2 ? 2 : 1;
-                    /* backward data: mostly stride 1 (the forward-GEMM form) */
-                    t.stride[a] = dir == 1 && i % 3 ? 1 : th_randint(1, 3);
+                    /* mostly stride 1 (and the forward-GEMM form of backward data) */
+                    t.stride[a] = i % 3 == 0 ? th_randint(2, 3) : 1;
                     const int eff = (t.flt[a] - 1) * t.dil[a] + 1;
                     t.pad[a] = th_randint(0, eff - 1);
                     while (t.in[a] < eff) t.in[a]++;
