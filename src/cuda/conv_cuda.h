@@ -23,6 +23,16 @@ cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_probl
 /* Tensor-core (WMMA) implicit GEMM, forward, float accumulation: HALF and BFLOAT16 (16x16x16),
  * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */
 cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Tensor-core implicit GEMM with mma.sync/ldmatrix/cp.async (conv_fwd_mma.cu), forward, for
+ * packed NHWC x/y, KRSC filter, groups 1, same-type HALF/BFLOAT16, C % 8 == 0 and K % 8 == 0,
+ * 2-D (or 3-D with D = T = 1). applicable() checks the shape and layout (the list adds math type
+ * and compute capability 8.0+); run() falls back to the WMMA kernel for tensors that are not
+ * 16-byte aligned. */
+int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+int fdnn_cuda_conv_fwd_mma_aligned(const fdnn_conv_args *a);
+/* applicable() and not FMA math and the current device is 8.0+ (for callers outside the list) */
+int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Backward data / backward filter as tiled implicit GEMMs on CUDA cores (FLOAT, DOUBLE, HALF,
  * BFLOAT16). Backward filter splits the reduction into fixed slices whose partial sums need
  * fdnn_cuda_conv_bwd_filter_simt_workspace(p) bytes (0 when no split is used). */

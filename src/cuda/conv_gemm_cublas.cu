@@ -6,7 +6,8 @@
  *   forward:     y[NPQ, K]  = col[NPQ, TRSC] * w[K, TRSC]^T      (1x1/s1/p0: col = x, no copy)
  *   bwd data, stride 1 (conv_bwd_data__fwd_gemm_cublas): the forward path above on dy with the
  *                filter transposed to [C, TRS, K] (flipped for cross-correlation) in the workspace
- *                and padding dil*(flt-1) - pad;
+ *                and padding dil*(flt-1) - pad; when the mma implicit GEMM (conv_fwd_mma.cu)
+ *                takes that forward view, it runs it instead of im2col + cuBLAS;
  *   bwd data:    col[NPQ, TRSC] = dy[NPQ, K] * w[K, TRSC] (float), then a gathering col2im
  *                (each dx element sums its contributions in a fixed order: no atomics)
  *                (1x1/s1/p0: dx[NHW, C] = dy * w directly)
@@ -530,7 +531,8 @@ extern "C" size_t fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(const fdnn_conv_pro
 {
     if (make_plan(p).one) return 0;
     const fdnn_conv_problem q = fwd_view(p);
-    return fwdview_wt_bytes(p) + make_plan(&q).total;
+    /* the mma implicit GEMM needs no column buffer */
+    return fwdview_wt_bytes(p) + (fdnn_cuda_conv_fwd_mma_usable(&q) ? 0 : make_plan(&q).total);
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -562,5 +564,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, c
     f.out = a->out;
     f.workspace = (char *)a->workspace + woff;
     f.workspace_size = a->workspace_size - woff;
+    /* the tensor-core implicit GEMM when it takes the forward view (same test as workspace()) */
+    if (fdnn_cuda_conv_fwd_mma_usable(&q)) return fdnn_cuda_conv_fwd_mma_run(h, &q, &f);
     return run_fwd(G, &q, &f, Q, st, name);
 }

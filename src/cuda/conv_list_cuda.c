@@ -1,4 +1,6 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
+ *   forward first: mma.sync tensor-core implicit GEMM (conv_fwd_mma.cu) for packed NHWC x/y, KRSC
+ *                filter, groups 1, HALF/BFLOAT16 with C and K multiples of 8, 2-D;
  *   all three:   cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
  *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
@@ -195,6 +197,13 @@ static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
     return device_has_tc(why, why_n);
 }
 
+/* mma.sync implicit GEMM: the tensor-core rules above (HALF/BFLOAT16, not FMA math, compute
+ * capability 8.0+) plus its own layout/shape rules */
+static int mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    return fdnn_cuda_conv_fwd_mma_applicable(p, why, why_n) && tc_ok(p, why, why_n);
+}
+
 /* FLOAT through TF32 tensor cores only when the caller asked for tensor ops explicitly
  * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
 static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
@@ -225,6 +234,13 @@ static cudnnStatus_t run_tc(cudnnHandle_t h, const fdnn_conv_problem *p, const f
     return fdnn_cuda_conv_fwd_tc_run(h, p, a);
 }
 
+static cudnnStatus_t run_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_fwd_mma_run(h, p, a);
+}
+
+static const fdnn_conv_impl fwd_mma = {"conv_fwd__implicit_gemm_mma", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                       CUDNN_TENSOR_OP_MATH, mma_ok, no_workspace, run_mma};
 static const fdnn_conv_impl fwd_tc = {"conv_fwd__implicit_gemm_tc", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                       CUDNN_TENSOR_OP_MATH, tc_ok, no_workspace, run_tc};
 static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
@@ -310,7 +326,7 @@ static const fdnn_conv_impl bwd_filter_gemm_tc = {"conv_bwd_filter__im2col_cubla
 static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cublas_fp32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
                                                     CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_mma, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 

@@ -217,6 +217,50 @@ int main(void)
             printf("%s channels-last: 36 cases, %d with failures\n", dn[dir], fails);
         }
     }
+    /* HALF/BFLOAT16 packed NHWC problems with C and K multiples of 8 (KRSC filter, groups 1): on
+     * the CUDA backend the forward and the stride-1 backward data run on the mma.sync implicit
+     * GEMM (conv_fwd_mma.cu). Shapes cover its branches: several 128-row and 64/128-column tiles
+     * with partial last ones (M, K not multiples of the tile), a reduction of many 32-wide slices
+     * (more than the 4 pipeline stages) and of fewer, padding, stride 2/3, dilation, both modes,
+     * 3-D with D = T = 1, and alpha/beta (beta = 0 with a NaN-filled output) from scales(). */
+    {
+        static const int MC[] = {8, 16, 24, 40, 72, 8};
+        static const int MK[] = {8, 40, 64, 72, 136, 16};
+        int fails[2] = {0, 0};
+        for (int i = 0; i < 24; i++) {
+            for (int dir = 0; dir < 2; dir++) {
+                tcase t;
+                tc_random_shape(&t, 0);
+                if (i % 6 == 5) { /* 3-D with a unit depth: the kernel treats it as 2-D */
+                    t.nsp = 3;
+                    t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
+                    t.pad[0] = 0;
+                }
+                t.g = 1;
+                t.c = MC[i % 6];
+                t.k = MK[(i / 2) % 6];
+                t.n = th_randint(1, 3);
+                t.xlay = t.ylay = LAY_NHWC;
+                t.w_nhwc = 1;
+                t.mode = (i % 4 == 1 || i % 4 == 2) ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                for (int a = 1; a < 3; a++) {
+                    t.in[a] = th_randint(6, 16);
+                    t.flt[a] = (i % 4 == 3) ? 1 : th_randint(2, 3) + (i % 7 == 0 && a == 2 ? 2 : 0);
+                    t.dil[a] = i % 5 == 2 ? 2 : 1;
+                    /* mostly stride 1 (and the forward-GEMM form of backward data) */
+                    t.stride[a] = i % 3 == 0 ? th_randint(2, 3) : 1;
+                    const int eff = (t.flt[a] - 1) * t.dil[a] + 1;
+                    t.pad[a] = th_randint(0, eff - 1);
+                    while (t.in[a] < eff) t.in[a]++;
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+                if (!run_case(h, dir, &t)) fails[dir]++;
+            }
+        }
+        printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: forward 24 cases, %d with failures; backward-data 24 cases, %d with failures\n",
+               fails[0], fails[1]);
+    }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
     for (int pass = 0; pass < 2; pass++) {

@@ -524,6 +524,40 @@ static void test_im2col(cudnnHandle_t h)
     }
 }
 
+/* CUDA backend: dense NHWC HALF/BFLOAT16 problems with C and K multiples of 8 go first to the
+ * mma.sync implicit GEMM (IMPLICIT_PRECOMP_GEMM, TENSOR_OP, no workspace); with C % 8 != 0 the
+ * cuBLAS im2col GEMM leads. The CUDA backend needs compute capability 8.0+, so the mma entry
+ * always applies there. Numerics of these problems are in test_conv. */
+static void test_gpu_order(cudnnHandle_t h)
+{
+    if (!th_is_gpu(h)) return;
+    static const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    for (int ti = 0; ti < 2; ti++)
+        for (int c8 = 0; c8 < 2; c8++) {
+            tcase t;
+            base_case(&t, types[ti]);
+            t.c = c8 ? 16 : 12;
+            t.k = 24;
+            t.xlay = t.ylay = LAY_NHWC;
+            t.w_nhwc = 1;
+            if (!tc_setup(&t)) continue;
+            cudnnConvolutionFwdAlgoPerf_t pf[8];
+            int n = 0;
+            if (TH_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, t.xd, t.wd, t.cd, t.yd, 8, &n, pf)) && n > 0) {
+                TH_CHECK(pf[0].status == CUDNN_STATUS_SUCCESS, "%s C=%d: first v7 entry not runnable", th_dtype_name(types[ti]), t.c);
+                if (c8)
+                    TH_CHECK(pf[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM && pf[0].mathType == CUDNN_TENSOR_OP_MATH &&
+                                 pf[0].memory == 0,
+                             "%s NHWC C=16 K=24: first v7 entry algo %d math %d memory %zu, want the mma implicit GEMM (1, TENSOR_OP, 0)",
+                             th_dtype_name(types[ti]), (int)pf[0].algo, (int)pf[0].mathType, pf[0].memory);
+                else
+                    TH_CHECK(pf[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "%s NHWC C=12: first v7 entry algo %d, want GEMM (cuBLAS im2col)",
+                             th_dtype_name(types[ti]), (int)pf[0].algo);
+            }
+            tc_destroy(&t);
+        }
+}
+
 int main(void)
 {
     th_seed(777);
@@ -534,6 +568,7 @@ int main(void)
     test_bias_act(h);
     test_bwd_bias(h);
     test_im2col(h);
+    test_gpu_order(h);
     printf("skipped (NOT_SUPPORTED on this GPU backend): %d\n", skipped);
     cudnnDestroy(h);
     return th_finish();

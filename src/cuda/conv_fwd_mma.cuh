@@ -1,0 +1,310 @@
+/* Tensor-core implicit-GEMM forward convolution for HALF / BFLOAT16 (float accumulation) on
+ * packed NHWC activations and a KRSC filter, sm_80+ (inline PTX mma.sync m16n8k16, ldmatrix,
+ * cp.async). Self-contained (no FreeDNN headers) so that bench/kernels/igemm_lab.cu can include
+ * it; src/cuda/conv_fwd_mma.cu wraps it for the library.
+ *
+ * GEMM view (groups == 1):  y[M, K] = A[M, Kg] * B[Kg, K]
+ *   rows    m  = (n, p, q)     M  = N*P*Q        (output pixels; y is row-major [M][K])
+ *   columns k  = output channel
+ *   reduction kg = (r, s, c)   Kg = R*S*C, c fastest, so 8 consecutive kg (C % 8 == 0) are
+ *                              8 consecutive channels of one filter tap: one 16-byte vector
+ *   A[m, kg] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]   (0 outside the image)
+ *   B[kg, k] = w[k, r', s', c] with (r', s') = (r, s), or (R-1-r, S-1-s) for CUDNN_CONVOLUTION
+ * Tiling: a block of 256 threads (8 warps, WARPS_M x WARPS_N) computes a BM x BN tile of y,
+ * stepping through Kg in slices of BK = 32 elements. Each slice of A (BM x 32) and B (BN x 32,
+ * stored [k][kg], which is the "col" operand mma wants) is brought into shared memory by
+ * cp.async 16-byte copies (zero-filled with src-size 0 for padding and out-of-range rows or
+ * channels) in a STAGES-deep ring, so that the copies of later slices overlap the math of the
+ * current one. Shared rows are 64 bytes (4 chunks of 16 bytes); chunk c of row r is stored at
+ * chunk c ^ ((r >> 1) & 3), which makes the 8 row addresses of every ldmatrix phase hit
+ * distinct banks. The epilogue applies alpha/beta in float (beta == 0 never reads y) and writes
+ * two channels per 32-bit store. Deterministic: the reduction order is fixed. */
+#ifndef FDNN_CUDA_CONV_FWD_MMA_CUH
+#define FDNN_CUDA_CONV_FWD_MMA_CUH
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+namespace fdnn_mma {
+
+/* Problem of the kernel; all tensors dense: x [N][H][W][C], w [K][R][S][C], y [N][P][Q][K]. */
+struct MmaConvParams {
+    const void *x, *w;
+    void *y;
+    int n, h, w_, c, k, r, s, p, q;
+    int sh, sw, ph, pw, dh, dw;
+    int flip;           /* 1: CUDNN_CONVOLUTION (filter tap (R-1-r, S-1-s)) */
+    float alpha, beta;
+    int m;              /* N*P*Q, < 2^31 */
+    int kg;             /* R*S*C, < 2^31 */
+};
+
+constexpr int BK = 32;            /* reduction slice (elements) */
+constexpr int NTHREADS = 256;     /* 8 warps */
+constexpr int ROW_BYTES = BK * 2; /* 64 bytes = 4 chunks of 16 bytes */
+
+template <typename T> struct MmaType;
+template <> struct MmaType<__half> {
+    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ float2 load2(const __half *p) { return __half22float2(*(const __half2 *)p); }
+    static __device__ __forceinline__ void store2(__half *p, float a, float b) { *(__half2 *)p = __floats2half2_rn(a, b); }
+};
+template <> struct MmaType<__nv_bfloat16> {
+    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ float2 load2(const __nv_bfloat16 *p)
+    {
+        return __bfloat1622float2(*(const __nv_bfloat162 *)p);
+    }
+    static __device__ __forceinline__ void store2(__nv_bfloat16 *p, float a, float b)
+    {
+        *(__nv_bfloat162 *)p = __floats2bfloat162_rn(a, b);
+    }
+};
+
+/* 16-byte global -> shared copy; bytes = 0 writes 16 zero bytes and reads nothing. */
+__device__ __forceinline__ void cp_async16(uint32_t smem, const void *gmem, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t smem)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem));
+}
+
+/* byte offset of 16-byte chunk `chunk` (0..3) of row `row` in a swizzled tile */
+__device__ __forceinline__ uint32_t swz(int row, int chunk)
+{
+    return (uint32_t)(row * ROW_BYTES + ((chunk ^ ((row >> 1) & 3)) << 4));
+}
+
+template <int BM, int BN, int STAGES>
+struct MmaTile {
+    static constexpr int A_BYTES = BM * ROW_BYTES, B_BYTES = BN * ROW_BYTES;
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;
+};
+
+template <typename T, int BM, int BN, int WARPS_M, int WARPS_N, int STAGES>
+__global__ void __launch_bounds__(NTHREADS)
+conv_fwd_mma_kernel(const MmaConvParams P)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    static_assert(WARPS_M * WARPS_N * 32 == NTHREADS, "8 warps");
+    constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* warp tile */
+    constexpr int MI = WM / 16, NI = WN / 8;             /* mma tiles per warp */
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
+    constexpr int A_ROWS = BM * 4 / NTHREADS;            /* 16-byte chunks of A per thread */
+    constexpr int B_ROWS = BN * 4 / NTHREADS;
+    static_assert(A_ROWS >= 1 && B_ROWS >= 1, "tile too small for 256 threads");
+    typedef MmaTile<BM, BN, STAGES> Tile;
+
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const uint32_t smem = (uint32_t)__cvta_generic_to_shared(smem_raw);
+
+    const T *__restrict__ x = (const T *)P.x;
+    const T *__restrict__ w = (const T *)P.w;
+    T *y = (T *)P.y;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+
+    /* --- per-thread copy assignments, fixed for the whole reduction: chunk column lc (8
+     * channels at kg offset lc*8 of each slice) of rows lr + i*64 of A and of B */
+    const int lc = tid & 3, lr = tid >> 2;
+    long long a_base[A_ROWS]; /* n*H*W*C of the row's image; -1 when the row is past M */
+    int a_h0[A_ROWS], a_w0[A_ROWS];
+#pragma unroll
+    for (int i = 0; i < A_ROWS; i++) {
+        const int m = m0 + lr + i * (NTHREADS / 4);
+        if (m < P.m) {
+            const int pq = P.p * P.q;
+            const int nn = m / pq, rem = m - nn * pq;
+            const int pp = rem / P.q, qq = rem - pp * P.q;
+            a_base[i] = (long long)nn * P.h * P.w_ * P.c;
+            a_h0[i] = pp * P.sh - P.ph;
+            a_w0[i] = qq * P.sw - P.pw;
+        } else {
+            a_base[i] = -1;
+            a_h0[i] = a_w0[i] = 0;
+        }
+    }
+    long long b_base[B_ROWS]; /* k*Kg; -1 when the output channel is past K */
+#pragma unroll
+    for (int i = 0; i < B_ROWS; i++) {
+        const int kk = n0 + lr + i * (NTHREADS / 4);
+        b_base[i] = kk < P.k ? (long long)kk * P.kg : -1;
+    }
+
+    const int ktiles = (P.kg + BK - 1) / BK;
+
+    /* issue the copies of reduction slice kt into ring stage st */
+    auto load_stage = [&](int kt, int st) {
+        const uint32_t sa = smem + st * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
+        const int kg = kt * BK + lc * 8;
+        const bool kvalid = kg < P.kg; /* Kg % 8 == 0: the whole chunk is in or out */
+        int tap = 0, ch = 0, r = 0, s = 0;
+        if (kvalid) {
+            tap = kg / P.c;
+            ch = kg - tap * P.c;
+            r = tap / P.s;
+            s = tap - r * P.s;
+        }
+        const int dy = r * P.dh, dx = s * P.dw;
+#pragma unroll
+        for (int i = 0; i < A_ROWS; i++) {
+            const int row = lr + i * (NTHREADS / 4);
+            const int hh = a_h0[i] + dy, ww = a_w0[i] + dx;
+            const bool ok = kvalid && a_base[i] >= 0 && (unsigned)hh < (unsigned)P.h && (unsigned)ww < (unsigned)P.w_;
+            const T *src = ok ? x + a_base[i] + ((long long)hh * P.w_ + ww) * P.c + ch : x;
+            cp_async16(sa + swz(row, lc), src, ok ? 16 : 0);
+        }
+        /* filter offset of this chunk inside one output channel's R*S*C block */
+        const int woff = P.flip ? ((P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + ch : kg;
+#pragma unroll
+        for (int i = 0; i < B_ROWS; i++) {
+            const int row = lr + i * (NTHREADS / 4);
+            const bool ok = kvalid && b_base[i] >= 0;
+            const T *src = ok ? w + b_base[i] + woff : w;
+            cp_async16(sb + swz(row, lc), src, ok ? 16 : 0);
+        }
+    };
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+
+    /* prologue: slices 0 .. STAGES-2 in flight (empty groups past the end keep the count) */
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < ktiles) load_stage(st, st);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<STAGES - 2>(); /* this thread's copies of slice kt have landed */
+        __syncthreads();             /* everyone's have, and everyone is done with slice kt-1 */
+        {
+            const int nk = kt + STAGES - 1; /* refill the stage that slice kt-1 used */
+            if (nk < ktiles) load_stage(nk, nk % STAGES);
+            cp_async_commit();
+        }
+        const uint32_t sa = smem + (kt % STAGES) * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                /* lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: rows 0-15 at k 8-15 */
+                const int row = wm * WM + i * 16 + (lane & 15);
+                ldmatrix_x4(af[i], sa + swz(row, kk * 2 + (lane >> 4)));
+            }
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                /* matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
+                const int row = wn * WN + j * 8 + ((lane >> 4) << 3) + (lane & 7);
+                uint32_t t[4];
+                ldmatrix_x4(t, sb + swz(row, kk * 2 + ((lane >> 3) & 1)));
+                bf[j][0] = t[0];
+                bf[j][1] = t[1];
+                bf[j + 1][0] = t[2];
+                bf[j + 1][1] = t[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int j = 0; j < NI; j++) MmaType<T>::mma(acc[i][j], af[i], bf[j]);
+        }
+    }
+    cp_async_wait<0>(); /* no copy may still target shared memory when the block exits */
+
+    /* epilogue: acc[i][j] holds rows g, g+8 and columns 2*(lane%4), +1 of its 16x8 tile */
+    const float alpha = P.alpha, beta = P.beta;
+#pragma unroll
+    for (int i = 0; i < MI; i++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int m = m0 + wm * WM + i * 16 + (lane >> 2) + half * 8;
+            if (m >= P.m) continue;
+            T *yrow = y + (long long)m * P.k;
+#pragma unroll
+            for (int j = 0; j < NI; j++) {
+                const int kk = n0 + wn * WN + j * 8 + (lane & 3) * 2;
+                if (kk >= P.k) continue; /* K % 8 == 0: kk+1 < K too */
+                float v0 = alpha * acc[i][j][half * 2], v1 = alpha * acc[i][j][half * 2 + 1];
+                if (beta != 0.f) {
+                    const float2 old = MmaType<T>::load2(yrow + kk);
+                    v0 += beta * old.x;
+                    v1 += beta * old.y;
+                }
+                MmaType<T>::store2(yrow + kk, v0, v1);
+            }
+        }
+    }
+#endif
+}
+
+/* The tile configurations and their launch. */
+enum MmaConfig { MMA_128x128 = 0, MMA_128x64 = 1, MMA_64x64 = 2 };
+constexpr int MMA_STAGES = 4;
+
+/* Heuristic: a 64-wide column tile when K <= 64 (no half-empty tiles), a smaller row tile when
+ * the 128-row grid would not fill the GPU twice over. */
+static inline MmaConfig mma_pick(const MmaConvParams &P, int num_sms)
+{
+    if (P.k <= 64) {
+        const long long blocks = ((long long)P.m + 127) / 128 * ((P.k + 63) / 64);
+        return blocks < 2LL * num_sms ? MMA_64x64 : MMA_128x64;
+    }
+    return MMA_128x128;
+}
+
+template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
+static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
+{
+    typedef MmaTile<BM, BN, MMA_STAGES> Tile;
+    auto kern = conv_fwd_mma_kernel<T, BM, BN, WARPS_M, WARPS_N, MMA_STAGES>;
+    /* more than 48 KiB of dynamic shared memory needs an opt-in (idempotent, cheap) */
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SMEM_BYTES);
+    if (e != cudaSuccess) return e;
+    dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN));
+    kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
+    return cudaGetLastError();
+}
+
+/* T = __half or __nv_bfloat16. The caller has checked the requirements (C % 8, K % 8, 16-byte
+ * aligned pointers, M and Kg below 2^31, blocks of K below 65536 * BN). */
+template <typename T>
+static cudaError_t mma_launch(const MmaConvParams &P, MmaConfig cfg, cudaStream_t st)
+{
+    if (P.m == 0 || P.k == 0) return cudaSuccess;
+    switch (cfg) {
+    case MMA_128x128: return mma_launch_cfg<T, 128, 128, 2, 4>(P, st);
+    case MMA_128x64: return mma_launch_cfg<T, 128, 64, 4, 2>(P, st);
+    case MMA_64x64: return mma_launch_cfg<T, 64, 64, 2, 4>(P, st);
+    }
+    return cudaErrorInvalidValue;
+}
+
+} /* namespace fdnn_mma */
+#endif
