@@ -3,7 +3,10 @@
  * per-call overhead plus a launch) and many cudnnGetConvolutionForwardWorkspaceSize calls, and
  * prints nanoseconds per call. Runs on whichever backend FREEDNN_BACKEND selects.
  *
- *   conv_overhead [calls] [algo]     (default 100000 calls, algo IMPLICIT_GEMM = 0)
+ *   conv_overhead [calls] [algo] [null]   (default 100000 calls, algo IMPLICIT_GEMM = 0)
+ *
+ * "null" shrinks the problem to N=C=K=H=W=1 with a 1x1 filter, so that on the CPU backend the
+ * kernel's arithmetic no longer hides the dispatch cost.
  *
  * Both wall time and the calling thread's CPU time are printed: on a loaded machine the CPU
  * time is the stable number (run with OMP_NUM_THREADS=1 on the CPU backend to include all work).
@@ -40,7 +43,9 @@ int main(int argc, char **argv)
     long calls = argc > 1 ? atol(argv[1]) : 100000;
     int algo = argc > 2 ? atoi(argv[2]) : (int)CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     if (calls < 1) calls = 1;
-    const int N = 1, C = 8, H = 4, W = 4, K = 8, R = 3, S = 3;
+    const int null = argc > 3 && strcmp(argv[3], "null") == 0;
+    const int N = 1, C = null ? 1 : 8, H = null ? 1 : 4, W = null ? 1 : 4, K = null ? 1 : 8, R = null ? 1 : 3, S = null ? 1 : 3;
+    const int pad = null ? 0 : 1;
     cudnnHandle_t h = th_create_handle();
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
@@ -51,7 +56,7 @@ int main(int argc, char **argv)
     CHECK(cudnnCreateConvolutionDescriptor(&cd));
     CHECK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W));
     CHECK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K, C, R, S));
-    CHECK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CHECK(cudnnSetConvolution2dDescriptor(cd, pad, pad, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     int on, oc, oh, ow;
     CHECK(cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow));
     CHECK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow));
@@ -99,8 +104,8 @@ int main(int argc, char **argv)
     th_download(h, hy, y, yn * 4);
     double sum = 0;
     for (size_t i = 0; i < yn; i++) sum += hy[i];
-    printf("conv_overhead: backend %s, algo %d, %ld calls (checksum %.0f, ws %zu)\n", freednnGetBackendName(h), algo, calls, sum,
-           acc / (size_t)calls);
+    printf("conv_overhead: backend %s, algo %d, %s problem, %ld calls (checksum %.0f, ws %zu)\n", freednnGetBackendName(h), algo,
+           null ? "null (1x1x1x1, 1x1 filter)" : "tiny (N1 C8 4x4 K8 3x3)", calls, sum, acc / (size_t)calls);
     /* wall: elapsed time; cpu: CPU time of the calling thread (not inflated when a loaded
      * machine preempts us; excludes other OpenMP threads' work) */
     printf("cudnnConvolutionForward                 %8.0f ns/call wall %8.0f ns/call cpu%s\n", fwd / (double)calls,

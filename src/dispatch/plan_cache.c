@@ -21,24 +21,34 @@ struct fdnn_plan_cache {
     plan_slot slot[FDNN_PLAN_SLOTS];
 };
 
-/* 8 bytes per step (keys are a few hundred bytes; a byte-wise hash was a visible part of a
- * cache hit), then the tail; final avalanche so the low bits index well. */
+/* Four independent 8-byte lanes per 32-byte step (keys are a few hundred bytes; a byte-wise
+ * hash was a visible part of a cache hit, and one lane is a serial multiply chain), then the
+ * tail; final avalanche so the low bits index well. */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *b = p;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull);
+    const uint64_t m = 0x9e3779b97f4a7c15ull;
+    uint64_t h[4] = {n * 0xff51afd7ed558ccdull, 1, 2, 3};
     size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int l = 0; l < 4; l++) {
+            uint64_t w;
+            memcpy(&w, b + i + 8 * l, 8);
+            h[l] = (h[l] ^ w) * m;
+            h[l] ^= h[l] >> 31;
+        }
+    uint64_t r = h[0] ^ (h[1] * 0xc2b2ae3d27d4eb4full) ^ (h[2] * 0x165667b19e3779f9ull) ^ (h[3] * 0x27d4eb2f165667c5ull);
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
+        r = (r ^ w) * m;
+        r ^= r >> 31;
     }
-    for (; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    for (; i < n; i++) r = (r ^ b[i]) * 0x100000001b3ull;
+    r ^= r >> 33;
+    r *= 0xc4ceb9fe1a85ec53ull;
+    r ^= r >> 33;
+    return r;
 }
 
 void *fdnn_plan_lookup(cudnnHandle_t h, const void *key, size_t keylen)
