@@ -150,13 +150,12 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardFilter(cudnnHandle
  * can run first (list order), then the rest with NOT_SUPPORTED. Returns the entry count. */
 static int heuristic(cudnnHandle_t h, const fdnn_conv_problem *p, perf *out, const fdnn_conv_impl **impls)
 {
-    const fdnn_conv_impl *const *list = fdnn_conv_impls(h->backend, p->dir);
     int count = ALGO_COUNT[p->dir], m = 0;
-    int taken[16] = {0};
-    for (int i = 0; list[i]; i++) {
-        const fdnn_conv_impl *im = list[i];
-        char why[128];
-        if (im->algo < 0 || im->algo >= count || taken[im->algo] || !im->applicable(p, why, sizeof why)) continue;
+    int taken[FDNN_CONV_MAX_ALGOS] = {0};
+    const fdnn_conv_impl *runnable[FDNN_CONV_MAX_ALGOS];
+    int nr = fdnn_conv_heuristic_impls(h, p, count, runnable);
+    for (int i = 0; i < nr; i++) {
+        const fdnn_conv_impl *im = runnable[i];
         taken[im->algo] = 1;
         impls[m] = im;
         out[m++] = (perf){im->algo, CUDNN_STATUS_SUCCESS, -1.0f, im->workspace(p),

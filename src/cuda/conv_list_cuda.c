@@ -174,13 +174,32 @@ static int simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t
 static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 0, why, why_n); }
 static int simt_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 1, why, why_n); }
 
+/* Compute-capability major of the current device, queried once per device (the attribute
+ * query is a driver call; cudaGetDevice only reads the runtime's thread state). 0 on error. */
+#define CC_CACHE_DEVICES 64
+static int device_cc_major(int *dev_out)
+{
+    static int cached[CC_CACHE_DEVICES]; /* 0: not queried yet */
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    *dev_out = dev;
+    const int slot = dev >= 0 && dev < CC_CACHE_DEVICES;
+    if (slot && (major = __atomic_load_n(&cached[dev], __ATOMIC_RELAXED)) > 0) return major;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess || major <= 0) {
+        cudaGetLastError();
+        return 0;
+    }
+    if (slot) __atomic_store_n(&cached[dev], major, __ATOMIC_RELAXED);
+    return major;
+}
+
 static int device_has_tc(char *why, size_t why_n)
 {
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return nope(why, why_n, "cannot query the current CUDA device's compute capability");
-    }
+    int dev = 0, major = device_cc_major(&dev);
+    if (major <= 0) return nope(why, why_n, "cannot query the current CUDA device's compute capability");
     if (major < 8)
         return nope(why, why_n, "the tensor-core kernels need compute capability 8.0 or newer (device %d has %d.x)", dev, major);
     return 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "conv.h"
+#include "plan_cache.h"
 
 const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir)
 {
@@ -15,15 +16,35 @@ const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir)
     return none;
 }
 
-cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int algo, const fdnn_conv_impl **out)
+/* Plan cache keys (src/dispatch/plan_cache.h): the problem's bytes (fdnn_conv_build_problem
+ * leaves no padding garbage) plus what is asked of it. Selection depends only on the problem
+ * (applicable() sees nothing else) and on the handle's fixed backend/device, so value keys
+ * never need invalidation. Workspace sizes are not cached: they are O(1) arithmetic, and one
+ * CUDA entry's size follows an environment variable tests change at run time. */
+enum { KEY_SELECT = 0, KEY_HEURISTIC = 1 };
+typedef struct conv_key {
+    fdnn_conv_problem p;
+    int32_t kind; /* KEY_* */
+    int32_t algo; /* forced algorithm (KEY_SELECT), -1 otherwise */
+} conv_key;
+
+static void make_key(conv_key *k, const fdnn_conv_problem *p, int kind, int algo)
+{
+    memset(k, 0, sizeof *k);
+    memcpy(&k->p, p, sizeof *p);
+    k->kind = kind;
+    k->algo = algo;
+}
+
+/* The list walk of fdnn_conv_select without the cache; the message naming what is
+ * implemented is only built when nothing applies. */
+static cudnnStatus_t select_uncached(cudnnHandle_t h, const fdnn_conv_problem *p, int algo, const fdnn_conv_impl **out)
 {
     const fdnn_conv_impl *const *list = fdnn_conv_impls(h->backend, p->dir);
-    char why[400] = "", names[512] = "";
-    size_t o = 0;
+    char why[400] = "";
     int have_algo = 0;
     for (int i = 0; list[i]; i++) {
         const fdnn_conv_impl *im = list[i];
-        if (o < sizeof names) o += (size_t)snprintf(names + o, sizeof names - o, "%s%s (algo %d)", i ? ", " : "", im->name, im->algo);
         if (im->algo != algo) continue;
         have_algo = 1;
         char w[200] = "";
@@ -33,12 +54,70 @@ cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int 
         }
         if (!why[0]) snprintf(why, sizeof why, "%s: %s", im->name, w);
     }
+    char names[512] = "";
+    size_t o = 0;
+    for (int i = 0; list[i]; i++)
+        if (o < sizeof names)
+            o += (size_t)snprintf(names + o, sizeof names - o, "%s%s (algo %d)", i ? ", " : "", list[i]->name, list[i]->algo);
     static const char *const dn[] = {"forward", "backward-data", "backward-filter"};
     if (have_algo)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s algorithm %d cannot run this problem on the %s backend (%s); implemented: %s",
                          dn[p->dir], algo, h->backend == FDNN_BACKEND_CUDA ? "CUDA" : "CPU", why, names[0] ? names : "none");
     return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s algorithm %d is not implemented on the %s backend; implemented: %s", dn[p->dir], algo,
                      h->backend == FDNN_BACKEND_CUDA ? "CUDA" : "CPU", names[0] ? names : "none");
+}
+
+cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int algo, const fdnn_conv_impl **out)
+{
+    conv_key k;
+    make_key(&k, p, KEY_SELECT, algo);
+    const fdnn_conv_impl *hit = fdnn_plan_lookup(h, &k, sizeof k);
+    if (hit) {
+        *out = hit;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    FDNN_CHECK(select_uncached(h, p, algo, out));
+    /* failures are not cached (they are rare and carry a message); a failed insert only
+     * means the next call walks the list again */
+    (void)fdnn_plan_insert(h, &k, sizeof k, (void *)(uintptr_t)*out, NULL);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Cached value of a heuristic query: the implementations in list order, first applicable one
+ * of each algorithm. */
+typedef struct heur_plan {
+    int n;
+    const fdnn_conv_impl *impl[FDNN_CONV_MAX_ALGOS];
+} heur_plan;
+
+int fdnn_conv_heuristic_impls(cudnnHandle_t h, const fdnn_conv_problem *p, int algo_count, const fdnn_conv_impl **out)
+{
+    conv_key k;
+    make_key(&k, p, KEY_HEURISTIC, -1);
+    const heur_plan *hp = fdnn_plan_lookup(h, &k, sizeof k);
+    if (!hp) {
+        heur_plan fresh = {0, {NULL}};
+        const fdnn_conv_impl *const *list = fdnn_conv_impls(h->backend, p->dir);
+        int taken[FDNN_CONV_MAX_ALGOS] = {0};
+        for (int i = 0; list[i]; i++) {
+            const fdnn_conv_impl *im = list[i];
+            char why[128];
+            if (im->algo < 0 || im->algo >= algo_count || im->algo >= FDNN_CONV_MAX_ALGOS || taken[im->algo] ||
+                !im->applicable(p, why, sizeof why))
+                continue;
+            taken[im->algo] = 1;
+            fresh.impl[fresh.n++] = im;
+        }
+        heur_plan *copy = malloc(sizeof *copy);
+        if (copy) {
+            *copy = fresh;
+            if (fdnn_plan_insert(h, &k, sizeof k, copy, free) != CUDNN_STATUS_SUCCESS) free(copy);
+        }
+        memcpy(out, fresh.impl, sizeof(out[0]) * (size_t)fresh.n);
+        return fresh.n;
+    }
+    memcpy(out, hp->impl, sizeof(out[0]) * (size_t)hp->n);
+    return hp->n;
 }
 
 double fdnn_conv_flops(const fdnn_conv_problem *p)
@@ -214,6 +293,6 @@ cudnnStatus_t fdnn_conv_build_problem(fdnn_conv_dir dir, const struct cudnnTenso
     q.ytype = y->dtype;
     q.compute_type = c->compute_type;
     q.math_type = c->math_type;
-    *p = q;
+    memcpy(p, &q, sizeof q); /* with its zeroed padding: the plan cache keys on these bytes */
     return CUDNN_STATUS_SUCCESS;
 }

@@ -12,6 +12,7 @@ typedef enum { FDNN_CONV_FWD = 0, FDNN_CONV_BWD_DATA = 1, FDNN_CONV_BWD_FILTER =
 /* Normalised convolution: always described as x (input activations), w (filter), y (output
  * activations) regardless of direction; dims padded to 3 spatial dims (D, H, W) with unit
  * sizes for 2-D problems (the D axis then has stride 0 in the strides arrays below). */
+/* fdnn_conv_build_problem zeroes the padding bytes: the plan cache compares problems bytewise. */
 typedef struct fdnn_conv_problem {
     fdnn_conv_dir dir;
     int nb_spatial;                 /* 2 or 3 (as described by the caller) */
@@ -61,9 +62,19 @@ const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir);
 #endif
 
 /* Pick the implementation for a forced cuDNN algorithm enum: SUCCESS and *out, or
- * NOT_SUPPORTED with a message naming the algorithms this backend implements. */
+ * NOT_SUPPORTED with a message naming the algorithms this backend implements. Successful
+ * choices are cached on the handle (keyed by the problem's bytes and algo), so a repeated
+ * call skips the list walk and the applicable() checks. */
 cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int algo,
                                const fdnn_conv_impl **out);
+
+/* Upper bound of a direction's algorithm count (cuDNN 8.9 has at most 8). */
+#define FDNN_CONV_MAX_ALGOS 16
+
+/* The heuristic order of Get*_v7/Find: in list order, the first applicable implementation
+ * of each algorithm < algo_count; writes them to out (room for FDNN_CONV_MAX_ALGOS) and
+ * returns their count. Cached on the handle like fdnn_conv_select. */
+int fdnn_conv_heuristic_impls(cudnnHandle_t h, const fdnn_conv_problem *p, int algo_count, const fdnn_conv_impl **out);
 
 /* Output dims of a forward convolution (validates the descriptor trio); src/api/conv_desc.c */
 cudnnStatus_t fdnn_conv_output_dims(const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *x,
