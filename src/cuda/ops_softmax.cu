@@ -5,7 +5,7 @@
  * The max keeps NaN (a NaN in the row makes the whole row NaN, like the CPU loop).
  * Fast paths (typed, float math for 16-bit types): CHANNEL on packed NCHW (32 rows x 8 channel
  * slices per block) and NHWC (a warp per row, the row in registers when C <= 256); INSTANCE
- * forward on image-packed tensors (a row in registers when it has <= 4096 elements, else
+ * forward and backward on image-packed tensors (a row in registers when it has <= 4096 elements, else
  * chunk partials in the handle's scratch, a per-row merge and an element-wise pass). */
 #include <math.h>
 #include "ops_dev.cuh"
@@ -427,15 +427,15 @@ __global__ void __launch_bounds__(256) sm_inst_chunk(const T *X, T *Y, unsigned 
         if (lo + threadIdx.x + 256u * k < hi) s += fexp_(v[k] - m);
     s = blk_sum(s, sh);
     if (!WHOLE && !fast && m == F(-INFINITY)) s = F(0); /* an all -inf chunk adds nothing (the row fix-up is in sm_inst_fin) */
-    if (!WHOLE) {
-        if (threadIdx.x == 0) part[2 * (size_t)blockIdx.x] = m, part[2 * (size_t)blockIdx.x + 1] = s;
-        return;
-    }
-    const F ls = flog_(s);
+    if (WHOLE) {
+        const F ls = flog_(s);
 #pragma unroll
-    for (int k = 0; k < SM_IV; k++) {
-        const unsigned i = lo + threadIdx.x + 256u * k;
-        if (i < hi) sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
+        for (int k = 0; k < SM_IV; k++) {
+            const unsigned i = lo + threadIdx.x + 256u * k;
+            if (i < hi) sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
+        }
+    } else if (threadIdx.x == 0) {
+        part[2 * (size_t)blockIdx.x] = m, part[2 * (size_t)blockIdx.x + 1] = s;
     }
 }
 
@@ -533,6 +533,107 @@ int inst_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct
     case CUDNN_DATA_DOUBLE: *st = inst_launch<double>(h, g, algo, alpha, beta, X, Y); return 1;
     case CUDNN_DATA_HALF: *st = inst_launch<__half>(h, g, algo, alpha, beta, X, Y); return 1;
     case CUDNN_DATA_BFLOAT16: *st = inst_launch<__nv_bfloat16>(h, g, algo, alpha, beta, X, Y); return 1;
+    default: return 0;
+    }
+}
+
+/* INSTANCE backward, same chunking: per chunk s = sum(dy*y) (LOG: sum(dy)); rows of <= SM_CH
+ * elements keep y and dy in registers and write dx at once, longer rows go through chunk
+ * partials, a fixed-order per-row sum and an element-wise pass. */
+template <typename T, bool WHOLE>
+__global__ void __launch_bounds__(256) sm_inst_bwd_chunk(const T *Yv, const T *DY, T *DX, unsigned L, unsigned nch, int algo,
+                                                         typename Acc<T>::type alpha, typename Acc<T>::type beta, typename Acc<T>::type *part)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F sh[256];
+    const unsigned ch = blockIdx.x % nch, row = blockIdx.x / nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const unsigned base = row * L;
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+    F y[SM_IV], d[SM_IV];
+    F s = F(0);
+#pragma unroll
+    for (int k = 0; k < SM_IV; k++) {
+        const unsigned i = lo + threadIdx.x + 256u * k;
+        y[k] = i < hi ? to_a(Yv[base + i]) : F(0);
+        d[k] = i < hi ? to_a(DY[base + i]) : F(0);
+        if (i < hi) s += lg ? d[k] : d[k] * y[k];
+    }
+    s = blk_sum(s, sh);
+    if (WHOLE) {
+#pragma unroll
+        for (int k = 0; k < SM_IV; k++) {
+            const unsigned i = lo + threadIdx.x + 256u * k;
+            if (i < hi) sm_store(DX, base + i, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
+        }
+    } else if (threadIdx.x == 0) {
+        part[blockIdx.x] = s;
+    }
+}
+
+template <typename F> __global__ void __launch_bounds__(256) sm_inst_bwd_fin(const F *part, F *rowv, unsigned nch)
+{
+    __shared__ F sh[256];
+    F s = F(0);
+    for (unsigned c = threadIdx.x; c < nch; c += blockDim.x) s += part[(size_t)blockIdx.x * nch + c];
+    s = blk_sum(s, sh);
+    if (threadIdx.x == 0) rowv[blockIdx.x] = s;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_bwd_apply(const T *Yv, const T *DY, T *DX, unsigned L, unsigned nch, int algo,
+                                                         const typename Acc<T>::type *rowv, typename Acc<T>::type alpha,
+                                                         typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const unsigned base = row * L;
+    const F s = rowv[row];
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+#pragma unroll 4
+    for (unsigned i = lo + threadIdx.x; i < hi; i += 256u) {
+        const F y = to_a(Yv[base + i]), d = to_a(DY[base + i]);
+        sm_store(DX, base + i, lg ? d - fexp_(y) * s : y * (d - s), alpha, beta);
+    }
+}
+
+template <typename T>
+cudnnStatus_t inst_bwd_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *Yv, const void *DY, void *DX)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len, nch = (L + SM_CH - 1) / SM_CH;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    if (nch == 1) {
+        sm_inst_bwd_chunk<T, true><<<rows, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, 1, algo, (F)alpha, (F)beta, NULL);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_bwd_chunk");
+    }
+    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
+    F *part = (F *)cs->scratch, *rowv = part + (size_t)rows * nch;
+    sm_inst_bwd_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, nch, algo, (F)alpha, (F)beta, part);
+    sm_inst_bwd_fin<F><<<rows, 256, 0, st>>>(part, rowv, nch);
+    sm_inst_bwd_apply<T><<<rows * nch, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, nch, algo, rowv, (F)alpha, (F)beta);
+    return fdnn_cuda_check(cudaGetLastError(), "softmax INSTANCE backward (sm_inst_bwd_chunk, sm_inst_bwd_fin, sm_inst_bwd_apply)");
+}
+
+int inst_bwd_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct cudnnTensorStruct *y, const struct cudnnTensorStruct *dy,
+                  const struct cudnnTensorStruct *dx, const void *Yv, const void *DY, void *DX, cudnnStatus_t *st)
+{
+    if (!fdnn_ewd::same_geom(y, dy) || !fdnn_ewd::same_geom(y, dx) || !inst_layout(y)) return 0;
+    const SmGeom g = sm_geom(y, algo, CUDNN_SOFTMAX_MODE_INSTANCE);
+    if (g.groups <= 0 || g.len <= 0 || g.groups * g.len >= 0x7fffffffLL - SM_CH) return 0;
+    const long long nch = (g.len + SM_CH - 1) / SM_CH;
+    if (g.groups * nch > 0x7fffffffLL) return 0;
+    if (nch > 1) {
+        const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+        const size_t esz = y->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+        if (!cs || !cs->scratch || (size_t)(g.groups * nch + g.groups) * esz > cs->scratch_bytes) return 0;
+    }
+    switch (y->dtype) {
+    case CUDNN_DATA_FLOAT: *st = inst_bwd_launch<float>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    case CUDNN_DATA_DOUBLE: *st = inst_bwd_launch<double>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    case CUDNN_DATA_HALF: *st = inst_bwd_launch<__half>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    case CUDNN_DATA_BFLOAT16: *st = inst_bwd_launch<__nv_bfloat16>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
     default: return 0;
     }
 }
@@ -640,6 +741,7 @@ extern "C" cudnnStatus_t fdnn_cuda_softmax_bwd(cudnnHandle_t h, int algo, int mo
     if (g.groups <= 0 || g.len <= 0) return CUDNN_STATUS_SUCCESS;
     cudnnStatus_t fs;
     if (chan_fast(h, 0, algo, mode, alpha, beta, dx, y, dy, Y, DY, DX, &fs)) return fs;
+    if (mode == CUDNN_SOFTMAX_MODE_INSTANCE && inst_bwd_fast(h, algo, alpha, beta, y, dy, dx, Y, DY, DX, &fs)) return fs;
     cudaStream_t st = (cudaStream_t)h->stream;
     if (use_block(g)) {
         unsigned grid = (unsigned)(g.groups < 65535LL * 16 ? g.groups : 65535LL * 16);
