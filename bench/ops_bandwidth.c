@@ -48,7 +48,7 @@ static void report(const char *name, double bytes, float ms, double copy_gbs)
 typedef struct {
     cudnnHandle_t h;
     cudnnTensorDescriptor_t x, bn;
-    void *a, *b, *d, *scale, *bias, *mean, *var, *smean, *sinv, *reserve;
+    void *a, *b, *d, *scale, *bias, *mean, *var, *smean, *sinv, *dscale, *dbias, *reserve;
     size_t n, c;
     double copy;
 } ctx;
@@ -71,7 +71,7 @@ static void run_all(ctx *k, const char *layout)
     /* x, dy read, dx written */
     TIME("bn bwd (SPATIAL, saved stats)", 3 * T,
          cudnnBatchNormalizationBackward(k->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, k->x, k->a, k->x, k->d, k->x, k->b,
-                                         k->bn, k->scale, k->mean, k->var, 1e-5, k->smean, k->sinv));
+                                         k->bn, k->scale, k->dscale, k->dbias, 1e-5, k->smean, k->sinv));
 
     cudnnActivationDescriptor_t act;
     cudnnCreateActivationDescriptor(&act);
@@ -165,8 +165,8 @@ int main(int argc, char **argv)
         cudaMemcpy(k.d, hbuf, k.n * 4, cudaMemcpyHostToDevice);
         free(hbuf);
     }
-    void **pp[] = {&k.scale, &k.bias, &k.mean, &k.var, &k.smean, &k.sinv};
-    for (int i = 0; i < 6; i++) {
+    void **pp[] = {&k.scale, &k.bias, &k.mean, &k.var, &k.smean, &k.sinv, &k.dscale, &k.dbias};
+    for (int i = 0; i < 8; i++) {
         cudaMalloc(pp[i], k.c * 4);
         cudaMemset(*pp[i], 0, k.c * 4);
     }

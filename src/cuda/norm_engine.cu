@@ -544,8 +544,8 @@ template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn
  *     per-channel partial sums (fixed-order tree over the block) in the scratch. Statistics:
  *     shifted sums of x-K and (x-K)^2 (K = the channel's first member, as batch_stats);
  *     backward: sums of g and g*(x-mean).
- *   bn_fin_kernel: one thread per channel adds the RP partials in ascending order
- *     (deterministic), writes mean/var (statistics) or the backward coefficients, updates the
+ *   bn_fin_kernel: one warp per channel adds the RP partials (each lane a fixed strided
+ *     subset in ascending order, then a fixed shuffle tree: deterministic), writes mean/var (statistics) or the backward coefficients, updates the
  *     running/saved statistics or dscale/dbias.
  *   apply: the flat element-wise pass (bn_infer_dense_kernel with the batch mean/var for the
  *     forward; bn_bwd_dense_kernel for dx).
@@ -623,17 +623,21 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
 template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *coef, const A *part, unsigned RP, int mode)
 {
     const unsigned C = (unsigned)p.C;
-    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= C) return;
+    const unsigned c = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+    if (c >= C) return; /* warp-uniform */
     A *mean_ = coef, *var_ = coef + C, *inv_ = coef + 2 * C, *k1_ = coef + 3 * C, *dbm_ = coef + 4 * C, *dsm_ = coef + 5 * C;
     const long long o = poff(p.lmv, c);
     if (mode == 2) {
-        mean_[c] = p.saved_mean[o];
-        inv_[c] = p.saved_inv[o];
+        if (lane == 0) mean_[c] = p.saved_mean[o], inv_[c] = p.saved_inv[o];
         return;
     }
+    /* one warp per channel: lane l adds partials l, l+32, ... in order, then a fixed shuffle
+     * tree; lane 0's result (the one used) is the same on every run */
     A t1 = 0, t2 = 0;
-    for (unsigned r = 0; r < RP; r++) t1 += part[2 * ((size_t)r * C + c)], t2 += part[2 * ((size_t)r * C + c) + 1];
+    for (unsigned r = lane; r < RP; r += 32) t1 += part[2 * ((size_t)r * C + c)], t2 += part[2 * ((size_t)r * C + c) + 1];
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1) t1 += __shfl_down_sync(0xffffffffu, t1, k), t2 += __shfl_down_sync(0xffffffffu, t2, k);
+    if (lane != 0) return;
     const A Mf = (A)p.M;
     if (mode == 3) {
         const A inv = inv_[c];
@@ -770,7 +774,7 @@ template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_no
     A *coef = (A *)cs->scratch, *part = coef + 6 * (size_t)p.C;
     cudaStream_t s = fdnn_cuda_stream(h);
     const dim3 blk = nhwc ? dim3(g.bx, 256 / g.bx) : dim3(1, 256);
-    const unsigned fgrid = (unsigned)((p.C + 255) / 256);
+    const unsigned fgrid = (unsigned)((p.C + 7) / 8); /* bn_fin_kernel: a warp per channel */
     /* statistics (forward; backward without saved statistics) or saved statistics */
     if (train || !p.saved_mean) {
         if (nhwc) bn_part_kernel<T, A, true, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
