@@ -358,9 +358,19 @@ __global__ void __launch_bounds__(256) bn_infer_dense_kernel(const T *x, T *y, u
         for (unsigned i = tid; i < nv; i += nth) {
             fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], o;
             if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(y)[i];
+            /* channel of the vector's first element by division, then stepped (no division per element) */
+            const unsigned e0 = i * L, q0 = nhwc ? e0 : e0 / S;
+            unsigned c = q0 % C, sp = nhwc ? 0u : e0 - q0 * S;
 #pragma unroll
             for (unsigned k = 0; k < L; k++) {
-                const unsigned e = i * L + k, c = (nhwc ? e : e / S) % C;
+                if (k > 0) {
+                    if (nhwc) {
+                        if (++c == C) c = 0;
+                    } else if (++sp == S) {
+                        sp = 0;
+                        if (++c == C) c = 0;
+                    }
+                }
                 A out = alpha * (sc[c] * (to_acc<A>(a.e[k]) - mu[c]) * iv[c] + bi[c]);
                 if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
                 o.e[k] = conv<T>::from(out);
@@ -693,9 +703,18 @@ __global__ void __launch_bounds__(256) bn_bwd_dense_kernel(const T *x, const T *
         for (unsigned i = tid; i < nv; i += nth) {
             fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], gv = reinterpret_cast<const fdnn_ewd::V16<T> *>(dy)[i], o;
             if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(dx)[i];
+            const unsigned e0 = i * L, q0 = nhwc ? e0 : e0 / S;
+            unsigned c = q0 % C, sp = nhwc ? 0u : e0 - q0 * S;
 #pragma unroll
             for (unsigned k = 0; k < L; k++) {
-                const unsigned e = i * L + k, c = (nhwc ? e : e / S) % C;
+                if (k > 0) {
+                    if (nhwc) {
+                        if (++c == C) c = 0;
+                    } else if (++sp == S) {
+                        sp = 0;
+                        if (++c == C) c = 0;
+                    }
+                }
                 const A xh = (to_acc<A>(a.e[k]) - mu[c]) * iv[c];
                 A out = alpha * (k1[c] * (to_acc<A>(gv.e[k]) - dbm[c] - xh * dsm[c]));
                 if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
