@@ -64,6 +64,11 @@ cudnnStatus_t fdnn_cuda_handle_init(cudnnHandle_t h)
     }
     s->device = dev;
     s->cc = s->prop.major * 10 + s->prop.minor;
+    if (cudaMalloc(&s->scratch, FDNN_CUDA_SCRATCH_BYTES) == cudaSuccess) s->scratch_bytes = FDNN_CUDA_SCRATCH_BYTES;
+    else {
+        s->scratch = NULL; /* the fast paths that need it are skipped */
+        (void)cudaGetLastError();
+    }
     h->device = dev;
     h->cuda = s;
     return CUDNN_STATUS_SUCCESS;
@@ -74,6 +79,7 @@ void fdnn_cuda_handle_free(cudnnHandle_t h)
     fdnn_cuda_state *s = h->cuda;
     if (!s) return;
     fdnn_cublas_handle_free(s->cublas);
+    if (s->scratch) cudaFree(s->scratch);
     free(s);
     h->cuda = NULL;
 }

@@ -10,7 +10,15 @@ typedef struct fdnn_cuda_state {
     int cc;                       /* compute capability, e.g. 90 */
     struct cudaDeviceProp prop;
     void *cublas;                 /* cublasHandle_t, created on first use (cublas_loader.c) */
+    /* Device scratch owned by the handle, allocated once in cudnnCreate (never inside a call,
+     * so CUDA graph capture keeps working). Kernels use it only in stream order on the handle's
+     * stream, for small per-call partial results (e.g. batch-norm per-channel partial sums);
+     * a call must fall back to a path without scratch when it does not fit. */
+    void *scratch;
+    size_t scratch_bytes;
 } fdnn_cuda_state;
+
+#define FDNN_CUDA_SCRATCH_BYTES ((size_t)4 << 20)
 
 static inline cudaStream_t fdnn_cuda_stream(cudnnHandle_t h) { return (cudaStream_t)h->stream; }
 #endif

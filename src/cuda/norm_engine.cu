@@ -11,9 +11,12 @@
  *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
  *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
  * Dense packed NCHW/NHWC fast paths: inference is one flat element-wise pass
- * (bn_infer_dense_kernel); training with beta == 0 is one cooperative kernel over all resident
- * blocks that keeps its partial sums in the y buffer (bn_train_coop_kernel).
- * No workspace is needed; the reserve space holds the pre-activation value of every element as
+ * (bn_infer_dense_kernel); SPATIAL training forward and backward are a partial-sum kernel over
+ * many blocks per channel, a per-channel finalize and a flat element-wise pass, with the partial
+ * sums in the handle's device scratch (try_bn_fast); when that does not apply, training with
+ * beta == 0 falls back to one cooperative kernel that keeps its partial sums in the y buffer
+ * (bn_train_coop_kernel). No workspace from the caller is needed; the reserve space holds the
+ * pre-activation value of every element as
  * a double at its logical N,C,spatial index, exactly as on the CPU (the backward reads it). */
 #include <cuda_runtime.h>
 #include <cooperative_groups.h>
@@ -355,9 +358,19 @@ __global__ void __launch_bounds__(256) bn_infer_dense_kernel(const T *x, T *y, u
         for (unsigned i = tid; i < nv; i += nth) {
             fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], o;
             if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(y)[i];
+            /* channel of the vector's first element by division, then stepped (no division per element) */
+            const unsigned e0 = i * L, q0 = nhwc ? e0 : e0 / S;
+            unsigned c = q0 % C, sp = nhwc ? 0u : e0 - q0 * S;
 #pragma unroll
             for (unsigned k = 0; k < L; k++) {
-                const unsigned e = i * L + k, c = (nhwc ? e : e / S) % C;
+                if (k > 0) {
+                    if (nhwc) {
+                        if (++c == C) c = 0;
+                    } else if (++sp == S) {
+                        sp = 0;
+                        if (++c == C) c = 0;
+                    }
+                }
                 A out = alpha * (sc[c] * (to_acc<A>(a.e[k]) - mu[c]) * iv[c] + bi[c]);
                 if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
                 o.e[k] = conv<T>::from(out);
@@ -534,6 +547,282 @@ template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn
     return 1;
 }
 
+/* ---- Training forward and backward, SPATIAL, plain normalization, every data tensor with the
+ * same packed NCHW or NHWC strides (any alpha/beta): three stream-ordered kernels and the
+ * handle's device scratch (no allocation, no grid sync, graph-capturable):
+ *   bn_part_kernel: RP blocks per channel group each reduce a fixed part of the members to
+ *     per-channel partial sums (fixed-order tree over the block) in the scratch. Statistics:
+ *     shifted sums of x-K and (x-K)^2 (K = the channel's first member, as batch_stats);
+ *     backward: sums of g and g*(x-mean).
+ *   bn_fin_kernel: one warp per channel adds the RP partials (each lane a fixed strided
+ *     subset in ascending order, then a fixed shuffle tree: deterministic), writes mean/var (statistics) or the backward coefficients, updates the
+ *     running/saved statistics or dscale/dbias.
+ *   apply: the flat element-wise pass (bn_infer_dense_kernel with the batch mean/var for the
+ *     forward; bn_bwd_dense_kernel for dx).
+ * Bytes: forward reads x twice and writes y once (plus y when beta != 0); backward reads x and
+ * dy twice and writes dx (plus one more read of x when no saved statistics are given).
+ * NCHW blocks: 256 threads on one channel, the part a tile of images x spatial range (rows of
+ * contiguous spatial positions, no division per element). NHWC blocks: bx channels x 256/bx
+ * rows of the N*H*W members (bx = 32, or the next power of two >= C), loads coalesced along C.
+ * Scratch layout (A values): coef[6*C] (mean, var, inv, sc*inv, sum(g)/M, sum(g*xhat)/M), then
+ * partials[RP][C][2]. ---- */
+struct BnPart {
+    unsigned C, S, N, M;
+    unsigned RP, NP, SPP; /* NCHW: RP = NP*SPP tiles of images x spatial range */
+    unsigned bx;          /* NHWC: channels per block */
+};
+
+template <typename T, typename A, bool NHWC, bool BWD>
+__global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, const A *coef, A *part, BnPart g)
+{
+    __shared__ A sh[256];
+    const unsigned C = g.C;
+    A s1 = 0, s2 = 0;
+    unsigned c, rp;
+    bool on;
+    if (NHWC) {
+        const unsigned CG = (C + g.bx - 1) / g.bx;
+        c = (blockIdx.x % CG) * g.bx + threadIdx.x;
+        rp = blockIdx.x / CG;
+        on = c < C;
+        if (on) {
+            const A K = BWD ? coef[c] : to_acc<A>(x[c]);
+            const unsigned lo = (unsigned)((unsigned long long)g.M * rp / g.RP), hi = (unsigned)((unsigned long long)g.M * (rp + 1) / g.RP);
+#pragma unroll 4
+            for (unsigned m = lo + threadIdx.y; m < hi; m += blockDim.y) {
+                const unsigned o = m * C + c;
+                const A d = to_acc<A>(x[o]) - K;
+                if (BWD) {
+                    const A gr = to_acc<A>(dy[o]);
+                    s1 += gr, s2 += gr * d;
+                } else {
+                    s1 += d, s2 += d * d;
+                }
+            }
+        }
+    } else {
+        c = blockIdx.x % C;
+        rp = blockIdx.x / C;
+        on = true;
+        const unsigned np = rp / g.SPP, sp = rp % g.SPP;
+        const unsigned n0 = (unsigned)((unsigned long long)g.N * np / g.NP), n1 = (unsigned)((unsigned long long)g.N * (np + 1) / g.NP);
+        const unsigned a0 = (unsigned)((unsigned long long)g.S * sp / g.SPP), a1 = (unsigned)((unsigned long long)g.S * (sp + 1) / g.SPP);
+        const A K = BWD ? coef[c] : to_acc<A>(x[(size_t)c * g.S]);
+        for (unsigned n = n0; n < n1; n++) {
+            const unsigned base = (n * C + c) * g.S;
+#pragma unroll 4
+            for (unsigned s = a0 + threadIdx.y; s < a1; s += blockDim.y) {
+                const A d = to_acc<A>(x[base + s]) - K;
+                if (BWD) {
+                    const A gr = to_acc<A>(dy[base + s]);
+                    s1 += gr, s2 += gr * d;
+                } else {
+                    s1 += d, s2 += d * d;
+                }
+            }
+        }
+    }
+    s1 = col_sum(s1, sh); /* NCHW blocks are 1 x 256: one column */
+    s2 = col_sum(s2, sh);
+    if (on && threadIdx.y == 0) part[2 * ((size_t)rp * C + c)] = s1, part[2 * ((size_t)rp * C + c) + 1] = s2;
+}
+
+/* mode 0: statistics of a training forward (running/saved updates); 1: statistics only (backward
+ * without saved statistics); 2: load saved statistics; 3: backward sums -> coefficients and
+ * dscale/dbias. */
+template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *coef, const A *part, unsigned RP, int mode)
+{
+    const unsigned C = (unsigned)p.C;
+    const unsigned c = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
+    if (c >= C) return; /* warp-uniform */
+    A *mean_ = coef, *var_ = coef + C, *inv_ = coef + 2 * C, *k1_ = coef + 3 * C, *dbm_ = coef + 4 * C, *dsm_ = coef + 5 * C;
+    const long long o = poff(p.lmv, c);
+    if (mode == 2) {
+        if (lane == 0) mean_[c] = p.saved_mean[o], inv_[c] = p.saved_inv[o];
+        return;
+    }
+    /* one warp per channel: lane l adds partials l, l+32, ... in order, then a fixed shuffle
+     * tree; lane 0's result (the one used) is the same on every run */
+    A t1 = 0, t2 = 0;
+    for (unsigned r = lane; r < RP; r += 32) t1 += part[2 * ((size_t)r * C + c)], t2 += part[2 * ((size_t)r * C + c) + 1];
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1) t1 += __shfl_down_sync(0xffffffffu, t1, k), t2 += __shfl_down_sync(0xffffffffu, t2, k);
+    if (lane != 0) return;
+    const A Mf = (A)p.M;
+    if (mode == 3) {
+        const A inv = inv_[c];
+        const A db = t1, ds = t2 * inv;
+        const long long ob = poff(p.lsb, c);
+        const A sc = p.scale[ob];
+        k1_[c] = sc * inv;
+        dbm_[c] = db / Mf;
+        dsm_[c] = ds / Mf;
+        A vs = p.alpha_p * ds, vb = p.alpha_p * db;
+        if (p.beta_p != A(0)) vs += p.beta_p * p.dscale[ob], vb += p.beta_p * p.dbias[ob];
+        p.dscale[ob] = vs;
+        p.dbias[ob] = vb;
+        return;
+    }
+    const A K = to_acc<A>(p.x[p.lx.sc == 1 ? (long long)c : (long long)c * p.S]);
+    const A m1 = t1 / Mf, m2 = t2 / Mf;
+    A var = m2 - m1 * m1;
+    var = var < A(0) ? A(0) : var;
+    const A mean = K + m1;
+    const double invd = 1.0 / sqrt((double)var + p.eps);
+    mean_[c] = mean;
+    var_[c] = var;
+    inv_[c] = (A)invd;
+    if (mode == 0) {
+        if (p.run_mean) {
+            const double f = p.factor, unb = p.M > 1 ? (double)p.M / (double)(p.M - 1) : 1.0;
+            p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
+            p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
+        }
+        if (p.save_mean) {
+            p.save_mean[o] = mean;
+            p.save_inv[o] = (A)invd;
+        }
+    }
+}
+
+/* dx = alpha * sc*inv * (g - sum(g)/M - xhat * sum(g*xhat)/M) + beta * dx, flat over packed
+ * NCHW/NHWC; coefficients staged in shared memory (mean, inv, sc*inv, dbm, dsm per channel). */
+template <typename T, typename A>
+__global__ void __launch_bounds__(256) bn_bwd_dense_kernel(const T *x, const T *dy, T *dx, unsigned n, unsigned C, unsigned S, int nhwc,
+                                                           const A *coef, A alpha, A beta, int vec)
+{
+    extern __shared__ __align__(16) unsigned char smraw[];
+    A *mu = reinterpret_cast<A *>(smraw), *iv = mu + C, *k1 = iv + C, *dbm = k1 + C, *dsm = dbm + C;
+    for (unsigned c = threadIdx.x; c < C; c += blockDim.x)
+        mu[c] = coef[c], iv[c] = coef[2 * C + c], k1[c] = coef[3 * C + c], dbm[c] = coef[4 * C + c], dsm[c] = coef[5 * C + c];
+    __syncthreads();
+    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nth = gridDim.x * blockDim.x;
+    unsigned start = 0;
+    if (vec) {
+        const unsigned L = 16 / sizeof(T), nv = n / L;
+        for (unsigned i = tid; i < nv; i += nth) {
+            fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], gv = reinterpret_cast<const fdnn_ewd::V16<T> *>(dy)[i], o;
+            if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(dx)[i];
+            const unsigned e0 = i * L, q0 = nhwc ? e0 : e0 / S;
+            unsigned c = q0 % C, sp = nhwc ? 0u : e0 - q0 * S;
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                if (k > 0) {
+                    if (nhwc) {
+                        if (++c == C) c = 0;
+                    } else if (++sp == S) {
+                        sp = 0;
+                        if (++c == C) c = 0;
+                    }
+                }
+                const A xh = (to_acc<A>(a.e[k]) - mu[c]) * iv[c];
+                A out = alpha * (k1[c] * (to_acc<A>(gv.e[k]) - dbm[c] - xh * dsm[c]));
+                if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
+                o.e[k] = conv<T>::from(out);
+            }
+            reinterpret_cast<fdnn_ewd::V16<T> *>(dx)[i] = o;
+        }
+        start = nv * L;
+    }
+    for (unsigned e = start + tid; e < n; e += nth) {
+        const unsigned c = (nhwc ? e : e / S) % C;
+        const A xh = (to_acc<A>(x[e]) - mu[c]) * iv[c];
+        A out = alpha * (k1[c] * (to_acc<A>(dy[e]) - dbm[c] - xh * dsm[c]));
+        if (beta != A(0)) out += beta * to_acc<A>(dx[e]);
+        dx[e] = conv<T>::from(out);
+    }
+}
+
+/* Picks the partition; returns 0 when the scratch cannot hold coef + partials. */
+template <typename A> int bn_part_plan(cudnnHandle_t h, int nhwc, long long N, long long C, long long S, size_t scratch, BnPart *g, unsigned *grid)
+{
+    const long long target = (long long)fdnn_ewd::sm_count(h) * 8; /* 8 resident 256-thread blocks per SM */
+    const long long M = N * S;
+    const size_t coef_b = 6 * sizeof(A) * (size_t)C;
+    if (coef_b >= scratch) return 0;
+    const long long max_rp = (long long)((scratch - coef_b) / (2 * sizeof(A) * (size_t)C));
+    if (max_rp < 1) return 0;
+    memset(g, 0, sizeof *g);
+    g->C = (unsigned)C, g->S = (unsigned)S, g->N = (unsigned)N, g->M = (unsigned)M;
+    if (nhwc) {
+        unsigned bx = 1;
+        while (bx < 32 && bx < C) bx *= 2;
+        const long long CG = (C + bx - 1) / bx, by = 256 / bx;
+        long long rp = (target + CG - 1) / CG;
+        if (rp > M / (4 * by)) rp = M / (4 * by); /* at least 4 members per thread */
+        if (rp > max_rp) rp = max_rp;
+        if (rp < 1) rp = 1;
+        g->bx = bx, g->RP = (unsigned)rp, g->NP = 1, g->SPP = 1;
+        if (CG * rp > 0x7fffffffLL) return 0;
+        *grid = (unsigned)(CG * rp);
+    } else {
+        long long want = (target + C - 1) / C;
+        long long np = want < N ? want : N, spp = (want + np - 1) / np;
+        if (spp > S / 1024) spp = S / 1024; /* at least 1024 spatial positions per tile row */
+        if (spp < 1) spp = 1;
+        while (np * spp > max_rp && spp > 1) spp--;
+        while (np * spp > max_rp && np > 1) np--;
+        if (np * spp > max_rp) return 0;
+        g->NP = (unsigned)np, g->SPP = (unsigned)spp, g->RP = (unsigned)(np * spp);
+        if (C * g->RP > 0x7fffffffLL) return 0;
+        *grid = (unsigned)(C * g->RP);
+    }
+    return 1;
+}
+
+/* kind: K_TRAIN or K_BWD. Returns 1 when the fast path ran (status in *st). */
+template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, int train, cudnnStatus_t *st)
+{
+    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM) return 0;
+    if (train ? !fdnn_ewd::same_geom(q->x, q->y) : (!fdnn_ewd::same_geom(q->x, q->dy) || !fdnn_ewd::same_geom(q->x, q->dx))) return 0;
+    const long long n = (long long)p.N * p.C * p.S;
+    if (n >= 0x7fffffffLL - (1LL << 26)) return 0;
+    const int k = dense_kind(p.lx, p.C, p.S);
+    if (!k) return 0;
+    /* S == 1 or C == 1: NCHW and NHWC coincide (offset m*C + c); short spatial rows would leave
+     * most threads of an NCHW block idle, so those go to the other kernels */
+    const int nhwc = k == 2 || p.S == 1 || p.C == 1;
+    if (!nhwc && p.S < 128) return 0;
+    const size_t shm = (train ? 4 : 5) * sizeof(A) * (size_t)p.C;
+    if (shm > 48 * 1024) return 0;
+    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
+    if (!cs || !cs->scratch) return 0;
+    BnPart g;
+    unsigned grid;
+    if (!bn_part_plan<A>(h, nhwc, p.N, p.C, p.S, cs->scratch_bytes, &g, &grid)) return 0;
+    A *coef = (A *)cs->scratch, *part = coef + 6 * (size_t)p.C;
+    cudaStream_t s = fdnn_cuda_stream(h);
+    const dim3 blk = nhwc ? dim3(g.bx, 256 / g.bx) : dim3(1, 256);
+    const unsigned fgrid = (unsigned)((p.C + 7) / 8); /* bn_fin_kernel: a warp per channel */
+    /* statistics (forward; backward without saved statistics) or saved statistics */
+    if (train || !p.saved_mean) {
+        if (nhwc) bn_part_kernel<T, A, true, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+        else bn_part_kernel<T, A, false, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+        bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, train ? 0 : 1);
+    } else {
+        bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, 2);
+    }
+    const int vec = fdnn_ewd::aligned16(q->xp) && fdnn_ewd::aligned16(train ? q->yp : q->dxp) && (train || fdnn_ewd::aligned16(q->dyp));
+    const long long items = vec ? n / (16 / (long long)sizeof(T)) + 1 : n;
+    if (train) {
+        PLay lc;
+        memset(&lc, 0, sizeof lc);
+        lc.nd = 1, lc.dim[0] = (int)p.C, lc.st[0] = 1;
+        bn_infer_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, s>>>(
+            p.x, p.y, (unsigned)n, (unsigned)p.C, (unsigned)p.S, nhwc, p.scale, p.bias, coef, coef + p.C, p.lsb, lc, p.eps, p.alpha, p.beta,
+            vec);
+        *st = fdnn_cuda_check(cudaGetLastError(), "batch norm training (bn_part_kernel, bn_fin_kernel, bn_infer_dense_kernel)");
+        return 1;
+    }
+    if (nhwc) bn_part_kernel<T, A, true, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+    else bn_part_kernel<T, A, false, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+    bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, 3);
+    bn_bwd_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, s>>>(p.x, p.dy, p.dx, (unsigned)n, (unsigned)p.C, (unsigned)p.S,
+                                                                              nhwc, coef, p.alpha, p.beta, vec);
+    *st = fdnn_cuda_check(cudaGetLastError(), "batch norm backward (bn_part_kernel, bn_fin_kernel, bn_bwd_dense_kernel)");
+    return 1;
+}
+
 enum { K_INFER, K_TRAIN, K_BWD };
 
 template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
@@ -571,9 +860,10 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
         cudnnStatus_t st;
         if (try_infer_dense<T, A>(h, q, p, &st)) return st;
     }
-    if (kind == K_TRAIN) {
+    if (kind == K_TRAIN || kind == K_BWD) {
         cudnnStatus_t st;
-        if (try_train_coop<T, A>(h, q, p, &st)) return st;
+        if (try_bn_fast<T, A>(h, q, p, kind == K_TRAIN, &st)) return st;
+        if (kind == K_TRAIN && try_train_coop<T, A>(h, q, p, &st)) return st;
     }
     /* column mode when adjacent parameters are adjacent in memory */
     int col = q->per_activation || x->stride[1] == 1;

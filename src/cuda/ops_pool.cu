@@ -5,7 +5,8 @@
  * Forward: one thread per output element. Backward is a deterministic gather: one thread per
  * input element visits, in ascending output order, the output windows that cover it; for
  * max it re-runs that window's forward selection and takes dy only where it picked this
- * element, for averages it adds dy/divisor. No atomics; results are independent of timing. */
+ * element, for averages it adds dy/divisor. No atomics; results are independent of timing.
+ * 2-D packed NCHW/NHWC tensors take typed fast paths (below), the rest these generic kernels. */
 #include <math.h>
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
@@ -172,67 +173,187 @@ TV pool_tv(const struct cudnnTensorStruct *t)
     return v;
 }
 
-/* ---- 2-D forward fast path: x and y each packed NCHW or packed NHWC (4-D), one thread per
- * output in y's memory order (coalesced stores, and on NHWC coalesced loads along C), 32-bit
- * index math, typed loads, float math for FLOAT/HALF/BFLOAT16 (double for DOUBLE); the same
- * max/NaN/tie and divisor rules as pool_one. ---- */
+/* ---- 2-D fast paths: x, y (dy, dx) each packed NCHW or packed NHWC (4-D), 32-bit index math,
+ * typed loads, float math for FLOAT/HALF/BFLOAT16 (double for DOUBLE); the same max/NaN/tie and
+ * divisor rules as pool_one. VL > 1: every tensor NHWC with C % VL == 0 and 16-byte aligned
+ * pointers; a thread then owns VL adjacent channels (16-byte loads and stores). KH, KW > 0:
+ * the window size as a compile-time constant (2x2, 3x3), so the window loops unroll.
+ * Forward: one thread per output (vector) in y's memory order. Backward: a deterministic
+ * gather, one thread per dx (vector) in dx's memory order, visiting the covering windows in
+ * ascending output order; max re-runs each window's selection (first maximum in row-major
+ * window order, NaN rules as forward) and adds dy where it picked this element. ---- */
 struct P2 {
     unsigned total, C, H, W, OH, OW;
-    int wh, ww, ph, pw, sh, sw, xnhwc, ynhwc, is_max, prop, incl;
+    int wh, ww, ph, pw, sh, sw, xnhwc, ynhwc, onhwc, is_max, prop, incl;
 };
 
-template <typename T>
+template <typename T, int VL> struct VLd {
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    static __device__ __forceinline__ void ld(const T *p, F *o)
+    {
+        if (VL == 1) o[0] = fdnn_ewd::to_a(p[0]);
+        else {
+            const fdnn_ewd::V16<T> v = *reinterpret_cast<const fdnn_ewd::V16<T> *>(p);
+#pragma unroll
+            for (int l = 0; l < VL; l++) o[l] = fdnn_ewd::to_a(v.e[l]);
+        }
+    }
+    static __device__ __forceinline__ void st(T *p, const F *o, F alpha, F beta)
+    {
+        if (VL == 1) {
+            F v = alpha * o[0];
+            if (beta != F(0)) v += beta * fdnn_ewd::to_a(p[0]);
+            p[0] = fdnn_ewd::from_a<T>(v);
+        } else {
+            fdnn_ewd::V16<T> v;
+            if (beta != F(0)) v = *reinterpret_cast<const fdnn_ewd::V16<T> *>(p);
+#pragma unroll
+            for (int l = 0; l < VL; l++) {
+                F r = alpha * o[l];
+                if (beta != F(0)) r += beta * fdnn_ewd::to_a(v.e[l]);
+                v.e[l] = fdnn_ewd::from_a<T>(r);
+            }
+            *reinterpret_cast<fdnn_ewd::V16<T> *>(p) = v;
+        }
+    }
+};
+
+/* Index k (in units of VL elements) of a tensor of shape N x C x A x B -> (n, c, a, b). */
+__device__ __forceinline__ void p2_decode(unsigned k, int nhwc, unsigned CV, unsigned VL, unsigned A, unsigned B, unsigned &n, unsigned &c,
+                                          unsigned &a, unsigned &b)
+{
+    unsigned r;
+    if (nhwc) {
+        c = (k % CV) * VL, r = k / CV;
+        b = r % B, r /= B;
+        a = r % A, n = r / A;
+    } else {
+        b = k % B, r = k / B;
+        a = r % A, r /= A;
+        c = r % CV, n = r / CV;
+    }
+}
+__device__ __forceinline__ unsigned p2_off(int nhwc, unsigned n, unsigned c, unsigned a, unsigned b, unsigned C, unsigned A, unsigned B)
+{
+    return nhwc ? ((n * A + a) * B + b) * C + c : ((n * C + c) * A + a) * B + b;
+}
+
+/* Max selection over window (oh, ow) for VL channels from x at xb (offset of channel c, pixel
+ * (0,0)); best[l] = the chosen input position ih*W+iw (-1 when none); acc[l] its value, or the
+ * NaN / 0 of pool_one when nothing was selected. Average: acc = sum / divisor. */
+template <typename T, int VL, int KH, int KW>
+__device__ __forceinline__ void p2_window(const P2 &g, const T *X, unsigned xb, unsigned rs, unsigned cs, int oh, int ow,
+                                          typename fdnn_ewd::Acc<T>::type *acc, int *best)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    int nanf[VL];
+#pragma unroll
+    for (int l = 0; l < VL; l++) acc[l] = g.is_max ? F(-INFINITY) : F(0), best[l] = -1, nanf[l] = 0;
+    unsigned cnt = 0;
+    const int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+    for (int a = 0; a < wh; a++) { /* constant trip counts when KH, KW > 0: unrolled */
+        const int ih = h0 + a;
+        if (ih < 0 || ih >= (int)g.H) continue;
+        for (int b = 0; b < ww; b++) {
+            const int iw = w0 + b;
+            if (iw < 0 || iw >= (int)g.W) continue;
+            F v[VL];
+            VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, v);
+            cnt++;
+            const int pos = ih * (int)g.W + iw;
+#pragma unroll
+            for (int l = 0; l < VL; l++) {
+                if (g.is_max) {
+                    if (nanf[l]) continue;
+                    if (v[l] != v[l]) {
+                        if (g.prop) nanf[l] = 1, acc[l] = v[l], best[l] = pos;
+                        continue;
+                    }
+                    if (best[l] < 0 || v[l] > acc[l]) acc[l] = v[l], best[l] = pos;
+                } else {
+                    acc[l] += v[l];
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int l = 0; l < VL; l++) {
+        if (g.is_max) {
+            if (best[l] < 0) acc[l] = cnt ? F(NAN) : F(0);
+        } else {
+            const F d = g.incl ? F(wh * ww) : F(cnt);
+            acc[l] = d > F(0) ? acc[l] / d : F(0);
+        }
+    }
+}
+
+template <typename T, int VL, int KH, int KW>
 __global__ void __launch_bounds__(256) pool2d_fwd_fast(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
                                                        typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
-    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < g.total; k += gridDim.x * blockDim.x) {
-        unsigned n, c, oh, ow, r;
-        if (g.ynhwc) {
-            c = k % g.C, r = k / g.C;
-            ow = r % g.OW, r /= g.OW;
-            oh = r % g.OH, n = r / g.OH;
-        } else {
-            ow = k % g.OW, r = k / g.OW;
-            oh = r % g.OH, r /= g.OH;
-            c = r % g.C, n = r / g.C;
-        }
-        const unsigned HW = g.H * g.W;
-        const unsigned base = g.xnhwc ? n * HW * g.C + c : (n * g.C + c) * HW;
-        const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
-        F acc = g.is_max ? F(-INFINITY) : F(0);
-        int have = 0, nan_found = 0;
-        unsigned cnt = 0;
-        const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
-        for (int a = 0; a < g.wh; a++) {
-            const int ih = h0 + a;
-            if (ih < 0 || ih >= (int)g.H) continue;
-            for (int b = 0; b < g.ww; b++) {
-                const int iw = w0 + b;
-                if (iw < 0 || iw >= (int)g.W) continue;
-                const F v = fdnn_ewd::to_a(X[base + (unsigned)ih * rs + (unsigned)iw * cs]);
-                cnt++;
+    const unsigned CV = g.C / VL, nv = g.total / VL;
+    const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        unsigned n, c, oh, ow;
+        p2_decode(k, g.ynhwc, CV, VL, g.OH, g.OW, n, c, oh, ow);
+        const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
+        F acc[VL];
+        int best[VL];
+        p2_window<T, VL, KH, KW>(g, X, xb, rs, cs, (int)oh, (int)ow, acc, best);
+        VLd<T, VL>::st(Y + (size_t)k * VL, acc, alpha, beta);
+    }
+}
+
+template <typename T, int VL, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_bwd_fast(P2 g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                                                       typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const unsigned CV = g.C / VL, nv = g.total / VL;
+    const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        unsigned n, c, ih, iw;
+        p2_decode(k, g.onhwc, CV, VL, g.H, g.W, n, c, ih, iw);
+        const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
+        const int me = (int)(ih * g.W + iw);
+        /* outputs o with o*str - pad <= i <= o*str - pad + win - 1 */
+        const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
+        const int lh = th <= 0 ? 0 : (th + g.sh - 1) / g.sh, lw = tw <= 0 ? 0 : (tw + g.sw - 1) / g.sw;
+        int uh = ((int)ih + g.ph) / g.sh, uw = ((int)iw + g.pw) / g.sw;
+        if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+        if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+        F acc[VL];
+#pragma unroll
+        for (int l = 0; l < VL; l++) acc[l] = F(0);
+        for (int oh = lh; oh <= uh; oh++)
+            for (int ow = lw; ow <= uw; ow++) {
+                F d[VL];
+                VLd<T, VL>::ld(DY + p2_off(g.ynhwc, n, c, (unsigned)oh, (unsigned)ow, g.C, g.OH, g.OW), d);
                 if (g.is_max) {
-                    if (nan_found) continue;
-                    if (v != v) {
-                        if (g.prop) { nan_found = 1; acc = v; have = 1; }
-                        continue;
-                    }
-                    if (!have || v > acc) { acc = v; have = 1; }
+                    F v[VL];
+                    int best[VL];
+                    p2_window<T, VL, KH, KW>(g, X, xb, rs, cs, oh, ow, v, best);
+#pragma unroll
+                    for (int l = 0; l < VL; l++)
+                        if (best[l] == me) acc[l] += d[l];
                 } else {
-                    acc += v;
+                    F div;
+                    if (g.incl) div = F(wh * ww);
+                    else {
+                        const int hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+                        const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                        div = F((h1 - h0) * (w1 - w0));
+                    }
+                    if (div <= F(0)) continue;
+#pragma unroll
+                    for (int l = 0; l < VL; l++) acc[l] += d[l] / div;
                 }
             }
-        }
-        if (g.is_max) {
-            if (!have) acc = cnt ? F(NAN) : F(0);
-        } else {
-            const F d = g.incl ? F(g.wh * g.ww) : F(cnt);
-            acc = d > F(0) ? acc / d : F(0);
-        }
-        F out = alpha * acc;
-        if (beta != F(0)) out += beta * fdnn_ewd::to_a(Y[k]);
-        Y[k] = fdnn_ewd::from_a<T>(out);
+        VLd<T, VL>::st(DX + (size_t)k * VL, acc, alpha, beta);
     }
 }
 
@@ -251,40 +372,76 @@ int pool_layout(const struct cudnnTensorStruct *t)
     return a ? 1 : b ? 2 : 0;
 }
 
-template <typename T>
-cudnnStatus_t pool_fast_launch(cudnnHandle_t h, const P2 &g, const void *X, void *Y, double alpha, double beta)
+/* NHWC when the strides allow it (a tensor with C == 1 or H == W == 1 is both: prefer NHWC so
+ * the vector path can apply), else NCHW; 0 when neither. */
+int pool_nhwc_ok(const struct cudnnTensorStruct *t)
 {
-    typedef typename fdnn_ewd::Acc<T>::type F;
-    pool2d_fwd_fast<T><<<fdnn_ewd::dense_grid(h, g.total), 256, 0, (cudaStream_t)h->stream>>>(g, (const T *)X, (T *)Y, (F)alpha, (F)beta);
-    return fdnn_cuda_check(cudaGetLastError(), "pool2d_fwd_fast");
+    if (t->nb_dims != 4 || t->vect > 1) return 0;
+    const long long C = t->dim[1], H = t->dim[2], W = t->dim[3];
+    const long long nhwc[4] = {H * W * C, 1, W * C, C};
+    for (int i = 0; i < 4; i++)
+        if (t->dim[i] != 1 && t->stride[i] != nhwc[i]) return 0;
+    return 1;
 }
 
-int pool_fast(cudnnHandle_t h, const struct cudnnPoolingStruct *d, double alpha, const struct cudnnTensorStruct *x, const void *X, double beta,
-              const struct cudnnTensorStruct *y, void *Y, cudnnStatus_t *st)
+template <typename T, int VL>
+void pool_go(cudnnHandle_t h, const P2 &g, int fwd, const void *X, const void *DY, void *O, double alpha, double beta)
 {
-    if (d->nb_spatial != 2 || x->dtype != y->dtype) return 0;
-    const int lx = pool_layout(x), ly = pool_layout(y);
-    if (!lx || !ly || y->dim[0] != x->dim[0] || y->dim[1] != x->dim[1]) return 0;
-    if (fdnn_tensor_elems(x) >= 0x7fffffffLL || fdnn_tensor_elems(y) >= 0x7fffffffLL - (1LL << 26)) return 0;
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned grid = fdnn_ewd::dense_grid(h, g.total / VL);
+    cudaStream_t s = (cudaStream_t)h->stream;
+    const int k = g.wh == 2 && g.ww == 2 ? 2 : g.wh == 3 && g.ww == 3 ? 3 : 0;
+    if (fwd) {
+        if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        else if (k == 3) pool2d_fwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        else pool2d_fwd_fast<T, VL, 0, 0><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
+    } else {
+        if (k == 2) pool2d_bwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+        else if (k == 3) pool2d_bwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+        else pool2d_bwd_fast<T, VL, 0, 0><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+    }
+}
+
+template <typename T>
+cudnnStatus_t pool_fast_launch(cudnnHandle_t h, P2 g, int fwd, int vec_ok, const void *X, const void *DY, void *O, double alpha, double beta)
+{
+    const unsigned L = 16 / sizeof(T);
+    if (vec_ok && L > 1 && g.C % L == 0) pool_go<T, 16 / sizeof(T)>(h, g, fwd, X, DY, O, alpha, beta);
+    else pool_go<T, 1>(h, g, fwd, X, DY, O, alpha, beta);
+    return fdnn_cuda_check(cudaGetLastError(), fwd ? "pool2d_fwd_fast" : "pool2d_bwd_fast");
+}
+
+/* fwd: x -> y (O = Y). Backward: x, dy -> dx (O = DX); y is the output-side tensor (dy). */
+int pool_fast(cudnnHandle_t h, const struct cudnnPoolingStruct *d, int fwd, double alpha, const struct cudnnTensorStruct *x, const void *X,
+              const struct cudnnTensorStruct *y, const void *DY, double beta, const struct cudnnTensorStruct *o, void *O, cudnnStatus_t *st)
+{
+    if (d->nb_spatial != 2 || x->dtype != y->dtype || x->dtype != o->dtype) return 0;
+    const int lx = pool_layout(x), ly = pool_layout(y), lo = pool_layout(o);
+    if (!lx || !ly || !lo || y->dim[0] != x->dim[0] || y->dim[1] != x->dim[1]) return 0;
+    if (!fwd && (o->dim[0] != x->dim[0] || o->dim[1] != x->dim[1] || o->dim[2] != x->dim[2] || o->dim[3] != x->dim[3])) return 0;
+    if (fdnn_tensor_elems(x) >= 0x7fffffffLL - (1LL << 26) || fdnn_tensor_elems(y) >= 0x7fffffffLL - (1LL << 26)) return 0;
     P2 g;
-    g.total = (unsigned)fdnn_tensor_elems(y);
+    g.total = (unsigned)fdnn_tensor_elems(fwd ? y : x);
     g.C = (unsigned)x->dim[1], g.H = (unsigned)x->dim[2], g.W = (unsigned)x->dim[3], g.OH = (unsigned)y->dim[2], g.OW = (unsigned)y->dim[3];
     g.wh = d->window[0], g.ww = d->window[1], g.ph = d->pad[0], g.pw = d->pad[1], g.sh = d->stride[0], g.sw = d->stride[1];
-    g.xnhwc = lx == 2, g.ynhwc = ly == 2;
+    const int all_nhwc = pool_nhwc_ok(x) && pool_nhwc_ok(y) && pool_nhwc_ok(o);
+    const int vec_ok = all_nhwc && fdnn_ewd::aligned16(X) && fdnn_ewd::aligned16(O) && (fwd || fdnn_ewd::aligned16(DY));
+    g.xnhwc = all_nhwc || lx == 2, g.ynhwc = all_nhwc || ly == 2, g.onhwc = fwd ? g.ynhwc : (all_nhwc || lo == 2);
     g.is_max = d->mode == CUDNN_POOLING_MAX || d->mode == CUDNN_POOLING_MAX_DETERMINISTIC;
     g.incl = d->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
     g.prop = d->nan_opt == CUDNN_PROPAGATE_NAN;
     if (g.total == 0) { *st = CUDNN_STATUS_SUCCESS; return 1; }
     switch (x->dtype) {
-    case CUDNN_DATA_FLOAT: *st = pool_fast_launch<float>(h, g, X, Y, alpha, beta); return 1;
-    case CUDNN_DATA_DOUBLE: *st = pool_fast_launch<double>(h, g, X, Y, alpha, beta); return 1;
-    case CUDNN_DATA_HALF: *st = pool_fast_launch<__half>(h, g, X, Y, alpha, beta); return 1;
-    case CUDNN_DATA_BFLOAT16: *st = pool_fast_launch<__nv_bfloat16>(h, g, X, Y, alpha, beta); return 1;
+    case CUDNN_DATA_FLOAT: *st = pool_fast_launch<float>(h, g, fwd, vec_ok, X, DY, O, alpha, beta); return 1;
+    case CUDNN_DATA_DOUBLE: *st = pool_fast_launch<double>(h, g, fwd, vec_ok, X, DY, O, alpha, beta); return 1;
+    case CUDNN_DATA_HALF: *st = pool_fast_launch<__half>(h, g, fwd, vec_ok, X, DY, O, alpha, beta); return 1;
+    case CUDNN_DATA_BFLOAT16: *st = pool_fast_launch<__nv_bfloat16>(h, g, fwd, vec_ok, X, DY, O, alpha, beta); return 1;
     default: return 0;
     }
 }
 
 } /* namespace */
+
 
 extern "C" cudnnStatus_t fdnn_cuda_pooling_fwd(cudnnHandle_t h, const struct cudnnPoolingStruct *pd, double alpha,
                                                const struct cudnnTensorStruct *x, const void *X, double beta,
@@ -294,7 +451,7 @@ extern "C" cudnnStatus_t fdnn_cuda_pooling_fwd(cudnnHandle_t h, const struct cud
     const long long total = g.planes * g.out_sz;
     if (total <= 0) return CUDNN_STATUS_SUCCESS;
     cudnnStatus_t fs;
-    if (pool_fast(h, pd, alpha, x, X, beta, y, Y, &fs)) return fs;
+    if (pool_fast(h, pd, 1, alpha, x, X, y, NULL, beta, y, Y, &fs)) return fs;
     pool_fwd<<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(g, pool_tv(x), X, pool_tv(y), Y, alpha, beta);
     return fdnn_cuda_check(cudaGetLastError(), "pool_fwd");
 }
@@ -306,6 +463,8 @@ extern "C" cudnnStatus_t fdnn_cuda_pooling_bwd(cudnnHandle_t h, const struct cud
     PGeom g = make_pgeom(pd, x, dy);
     const long long total = g.planes * g.in_sz;
     if (total <= 0) return CUDNN_STATUS_SUCCESS;
+    cudnnStatus_t fs;
+    if (pool_fast(h, pd, 0, alpha, x, X, dy, DY, beta, dx, DX, &fs)) return fs;
     pool_bwd<<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(g, pool_tv(x), X, pool_tv(dy), DY, pool_tv(dx), DX, alpha,
                                                                        beta);
     return fdnn_cuda_check(cudaGetLastError(), "pool_bwd");

@@ -2,7 +2,11 @@
  * INSTANCE mode: one block per image reduces over C*spatial with a deterministic tree
  * (max, then sum of exp; or sum of dy*y / dy). CHANNEL mode: one thread per (n, spatial
  * position) loops over C, so neighbouring threads read neighbouring addresses on NCHW.
- * The max keeps NaN (a NaN in the row makes the whole row NaN, like the CPU loop). */
+ * The max keeps NaN (a NaN in the row makes the whole row NaN, like the CPU loop).
+ * Fast paths (typed, float math for 16-bit types): CHANNEL on packed NCHW (32 rows x 8 channel
+ * slices per block) and NHWC (a warp per row, the row in registers when C <= 256); INSTANCE
+ * forward and backward on image-packed tensors (a row in registers when it has <= 4096 elements, else
+ * chunk partials in the handle's scratch, a per-row merge and an element-wise pass). */
 #include <math.h>
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
@@ -160,9 +164,11 @@ template <typename F> __device__ __forceinline__ void om_add(F &m, F &s, F v, in
 {
     if (fast) { s += fexp_(v); return; }
     if (v == F(-INFINITY)) return; /* adds exp(-inf - max) = 0 unless the whole row is -inf (fixed up after the pass) */
-    const F mn = fmaxn(m, v);
-    s = (s == F(0) ? F(0) : s * fexp_(m - mn)) + fexp_(v - mn);
-    m = mn;
+    if (v != v || m != m) { m = fmaxn(m, v); s = F(NAN); return; }
+    /* bit-identical to s*exp(m - max(m,v)) + exp(v - max(m,v)) with one exp in the common case:
+     * exp(0) == 1 exactly; exp(v - v) keeps the NaN of v == +inf */
+    if (v > m) { s = (s == F(0) ? F(0) : s * fexp_(m - v)) + fexp_(v - v); m = v; }
+    else s += fexp_(v - m);
 }
 
 template <typename T>
@@ -240,6 +246,398 @@ __global__ void __launch_bounds__(256) sm_chan_bwd(const T *Yv, const T *DY, T *
     }
 }
 
+/* NCHW CHANNEL rows with C >= 32: blocks of 32 rows (adjacent spatial positions, coalesced) x 8
+ * channel slices; slice k owns channels k, k+8, ... The 8 per-slice (max, sum) pairs (or sums
+ * for backward) are merged in slice order by every thread (fixed order: deterministic, same
+ * value in the whole column). x (y, dy) is read twice, the second time mostly from L2. */
+const int SM_SL = 8;
+template <typename T>
+__global__ void __launch_bounds__(256) sm_chan_fwd_sl(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
+                                                      typename Acc<T>::type alpha, typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F shm[SM_SL][32], shs[SM_SL][32];
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    const int fast = algo == CUDNN_SOFTMAX_FAST;
+    for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) {
+        const unsigned r = rb + tx;
+        const bool on = r < rows;
+        const unsigned base = on ? (r / S) * C * S + r % S : 0;
+        F m = fast ? F(0) : F(-INFINITY), s = F(0);
+        if (on) {
+#pragma unroll 4
+            for (unsigned c = ty; c < C; c += SM_SL) om_add(m, s, to_a(X[base + c * S]), fast);
+        }
+        shm[ty][tx] = m, shs[ty][tx] = s;
+        __syncthreads();
+        m = shm[0][tx], s = shs[0][tx];
+        for (int k = 1; k < SM_SL; k++) {
+            if (fast) s += shs[k][tx];
+            else om_merge(m, s, shm[k][tx], shs[k][tx]);
+        }
+        __syncthreads(); /* shm/shs are rewritten by the next row group */
+        if (!on) continue;
+        if (!fast && m == F(-INFINITY)) s = F(NAN);
+        const F ls = flog_(s);
+#pragma unroll 4
+        for (unsigned c = ty; c < C; c += SM_SL) {
+            const unsigned o = base + c * S;
+            const F v = to_a(X[o]);
+            sm_store(Y, o, algo == CUDNN_SOFTMAX_LOG ? v - m - ls : fexp_(v - m) / s, alpha, beta);
+        }
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, T *DX, unsigned rows, unsigned C, unsigned S, int algo,
+                                                      typename Acc<T>::type alpha, typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F shs[SM_SL][32];
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+    for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) {
+        const unsigned r = rb + tx;
+        const bool on = r < rows;
+        const unsigned base = on ? (r / S) * C * S + r % S : 0;
+        F s = F(0);
+        if (on) {
+#pragma unroll 4
+            for (unsigned c = ty; c < C; c += SM_SL) {
+                const unsigned o = base + c * S;
+                const F dy = to_a(DY[o]);
+                s += lg ? dy : dy * to_a(Yv[o]);
+            }
+        }
+        shs[ty][tx] = s;
+        __syncthreads();
+        s = shs[0][tx];
+        for (int k = 1; k < SM_SL; k++) s += shs[k][tx];
+        __syncthreads();
+        if (!on) continue;
+#pragma unroll 4
+        for (unsigned c = ty; c < C; c += SM_SL) {
+            const unsigned o = base + c * S;
+            const F y = to_a(Yv[o]), dy = to_a(DY[o]);
+            sm_store(DX, o, lg ? dy - fexp_(y) * s : y * (dy - s), alpha, beta);
+        }
+    }
+}
+
+/* NHWC CHANNEL rows with C <= 32*SM_RV: one warp per row, the row kept in registers (x read
+ * once); exact two-pass formula (max, then sum of exp(x - max)), warp reductions in a fixed
+ * shuffle tree. */
+const int SM_RV = 8;
+template <typename T>
+__global__ void __launch_bounds__(256) sm_chan_fwd_reg(const T *X, T *Y, unsigned rows, unsigned C, int algo, typename Acc<T>::type alpha,
+                                                       typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned lane = threadIdx.x & 31, per_block = blockDim.x / 32;
+    const int fast = algo == CUDNN_SOFTMAX_FAST;
+    for (unsigned r = blockIdx.x * per_block + threadIdx.x / 32; r < rows; r += gridDim.x * per_block) {
+        const unsigned base = r * C;
+        F v[SM_RV];
+        F m = fast ? F(0) : F(-INFINITY);
+#pragma unroll
+        for (int k = 0; k < SM_RV; k++) {
+            const unsigned c = lane + 32u * k;
+            v[k] = c < C ? to_a(X[base + c]) : F(-INFINITY);
+            if (!fast && c < C) m = fmaxn(m, v[k]);
+        }
+        if (!fast) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) m = fmaxn(m, __shfl_xor_sync(0xffffffffu, m, o));
+        }
+        F s = F(0);
+#pragma unroll
+        for (int k = 0; k < SM_RV; k++)
+            if (lane + 32u * k < C) s += fexp_(v[k] - m);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        const F ls = flog_(s);
+#pragma unroll
+        for (int k = 0; k < SM_RV; k++) {
+            const unsigned c = lane + 32u * k;
+            if (c < C) sm_store(Y, base + c, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
+        }
+    }
+}
+
+/* ---- INSTANCE mode, x and y (dy, dx) with equal geometry, each image packed (stride[0] =
+ * C*spatial, the rest packed in any dimension order: the softmax over a whole image does not
+ * depend on the order). Rows of L = C*spatial contiguous elements, cut into chunks of
+ * SM_CH = 256*SM_IV elements held in registers (one 256-thread block per chunk):
+ *   L <= SM_CH: one kernel, one block per row, x read once (exact two-pass formula in registers).
+ *   else: sm_inst_part writes each chunk's (max, sum exp(x - max)) (backward: sum dy*y) to the
+ *   handle's scratch, sm_inst_fin merges a row's chunks in fixed order, sm_inst_apply writes
+ *   the outputs (x read twice).
+ * Block reductions are fixed shared-memory trees (deterministic). ---- */
+const int SM_IV = 16, SM_CH = 256 * SM_IV;
+
+template <typename F> __device__ __forceinline__ F blk_max(F v, F *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k) sh[threadIdx.x] = fmaxn(sh[threadIdx.x], sh[threadIdx.x + k]);
+        __syncthreads();
+    }
+    const F r = sh[0];
+    __syncthreads();
+    return r;
+}
+template <typename F> __device__ __forceinline__ F blk_sum(F v, F *sh)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k) sh[threadIdx.x] += sh[threadIdx.x + k];
+        __syncthreads();
+    }
+    const F r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+/* One block per chunk (grid = rows * nch). WHOLE: the chunk is the row; write the outputs.
+ * Otherwise write the chunk's (max, sum) to part[2*chunk]. Forward only. */
+template <typename T, bool WHOLE>
+__global__ void __launch_bounds__(256) sm_inst_chunk(const T *X, T *Y, unsigned L, unsigned nch, int algo, typename Acc<T>::type alpha,
+                                                     typename Acc<T>::type beta, typename Acc<T>::type *part)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F sh[256];
+    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const unsigned base = row * L;
+    const int fast = algo == CUDNN_SOFTMAX_FAST;
+    F v[SM_IV];
+    F m = fast ? F(0) : F(-INFINITY);
+#pragma unroll
+    for (int k = 0; k < SM_IV; k++) {
+        const unsigned i = lo + threadIdx.x + 256u * k;
+        v[k] = i < hi ? to_a(X[base + i]) : F(-INFINITY);
+        if (!fast && i < hi) m = fmaxn(m, v[k]);
+    }
+    if (!fast) m = blk_max(m, sh);
+    F s = F(0);
+#pragma unroll
+    for (int k = 0; k < SM_IV; k++)
+        if (lo + threadIdx.x + 256u * k < hi) s += fexp_(v[k] - m);
+    s = blk_sum(s, sh);
+    if (!WHOLE && !fast && m == F(-INFINITY)) s = F(0); /* an all -inf chunk adds nothing (the row fix-up is in sm_inst_fin) */
+    if (WHOLE) {
+        const F ls = flog_(s);
+#pragma unroll
+        for (int k = 0; k < SM_IV; k++) {
+            const unsigned i = lo + threadIdx.x + 256u * k;
+            if (i < hi) sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
+        }
+    } else if (threadIdx.x == 0) {
+        part[2 * (size_t)blockIdx.x] = m, part[2 * (size_t)blockIdx.x + 1] = s;
+    }
+}
+
+/* One block per row: merge the row's nch chunk pairs in a fixed order (each thread a strided
+ * run in ascending order, then a fixed tree), write (max, sum) to rowv[2*row]. */
+template <typename F> __global__ void __launch_bounds__(256) sm_inst_fin(const F *part, F *rowv, unsigned nch, int fast)
+{
+    __shared__ F shm[256], shs[256];
+    const unsigned row = blockIdx.x;
+    F m = fast ? F(0) : F(-INFINITY), s = F(0);
+    for (unsigned c = threadIdx.x; c < nch; c += blockDim.x) {
+        const F m2 = part[2 * ((size_t)row * nch + c)], s2 = part[2 * ((size_t)row * nch + c) + 1];
+        if (fast) s += s2;
+        else om_merge(m, s, m2, s2);
+    }
+    shm[threadIdx.x] = m, shs[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k) {
+            F a = shm[threadIdx.x], b = shs[threadIdx.x];
+            if (fast) b += shs[threadIdx.x + k];
+            else om_merge(a, b, shm[threadIdx.x + k], shs[threadIdx.x + k]);
+            shm[threadIdx.x] = a, shs[threadIdx.x] = b;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        F mm = shm[0], ss = shs[0];
+        if (!fast && mm == F(-INFINITY)) ss = F(NAN); /* all -inf: NaN, as the generic formula */
+        rowv[2 * row] = mm, rowv[2 * row + 1] = ss;
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_apply(const T *X, T *Y, unsigned L, unsigned nch, int algo, const typename Acc<T>::type *rowv,
+                                                     typename Acc<T>::type alpha, typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const unsigned base = row * L;
+    const F m = rowv[2 * row], s = rowv[2 * row + 1], ls = flog_(s);
+#pragma unroll 4
+    for (unsigned i = lo + threadIdx.x; i < hi; i += 256u) {
+        const F v = to_a(X[base + i]);
+        sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v - m - ls : fexp_(v - m) / s, alpha, beta);
+    }
+}
+
+/* Image-packed: stride[0] == C*spatial and dims 1.. packed in some order. */
+int inst_layout(const struct cudnnTensorStruct *t)
+{
+    if (t->vect > 1 || t->nb_dims < 2) return 0;
+    struct cudnnTensorStruct u = *t;
+    long long L = 1;
+    for (int i = 1; i < t->nb_dims; i++) L *= t->dim[i];
+    if (t->dim[0] != 1 && t->stride[0] != L) return 0;
+    u.dim[0] = 1; /* the rest must be packed in some order */
+    return fdnn_ewd::dense_any_order(&u);
+}
+
+template <typename T>
+cudnnStatus_t inst_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *X, void *Y)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len, nch = (L + SM_CH - 1) / SM_CH;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    if (nch == 1) {
+        sm_inst_chunk<T, true><<<rows, 256, 0, st>>>((const T *)X, (T *)Y, L, 1, algo, (F)alpha, (F)beta, NULL);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_chunk");
+    }
+    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
+    F *part = (F *)cs->scratch, *rowv = part + 2 * (size_t)rows * nch;
+    sm_inst_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, (F)alpha, (F)beta, part);
+    sm_inst_fin<F><<<rows, 256, 0, st>>>(part, rowv, nch, algo == CUDNN_SOFTMAX_FAST);
+    sm_inst_apply<T><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, rowv, (F)alpha, (F)beta);
+    return fdnn_cuda_check(cudaGetLastError(), "softmax INSTANCE (sm_inst_chunk, sm_inst_fin, sm_inst_apply)");
+}
+
+int inst_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct cudnnTensorStruct *x, const struct cudnnTensorStruct *y,
+              const void *X, void *Y, cudnnStatus_t *st)
+{
+    if (!fdnn_ewd::same_geom(x, y) || !inst_layout(x)) return 0;
+    const SmGeom g = sm_geom(x, algo, CUDNN_SOFTMAX_MODE_INSTANCE);
+    if (g.groups <= 0 || g.len <= 0 || g.groups * g.len >= 0x7fffffffLL - SM_CH) return 0;
+    const long long nch = (g.len + SM_CH - 1) / SM_CH;
+    if (g.groups * nch > 0x7fffffffLL) return 0;
+    if (nch > 1) {
+        const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+        const size_t esz = x->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+        if (!cs || !cs->scratch || (size_t)(2 * g.groups * nch + 2 * g.groups) * esz > cs->scratch_bytes) return 0;
+    }
+    switch (x->dtype) {
+    case CUDNN_DATA_FLOAT: *st = inst_launch<float>(h, g, algo, alpha, beta, X, Y); return 1;
+    case CUDNN_DATA_DOUBLE: *st = inst_launch<double>(h, g, algo, alpha, beta, X, Y); return 1;
+    case CUDNN_DATA_HALF: *st = inst_launch<__half>(h, g, algo, alpha, beta, X, Y); return 1;
+    case CUDNN_DATA_BFLOAT16: *st = inst_launch<__nv_bfloat16>(h, g, algo, alpha, beta, X, Y); return 1;
+    default: return 0;
+    }
+}
+
+/* INSTANCE backward, same chunking: per chunk s = sum(dy*y) (LOG: sum(dy)); rows of <= SM_CH
+ * elements keep y and dy in registers and write dx at once, longer rows go through chunk
+ * partials, a fixed-order per-row sum and an element-wise pass. */
+template <typename T, bool WHOLE>
+__global__ void __launch_bounds__(256) sm_inst_bwd_chunk(const T *Yv, const T *DY, T *DX, unsigned L, unsigned nch, int algo,
+                                                         typename Acc<T>::type alpha, typename Acc<T>::type beta, typename Acc<T>::type *part)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F sh[256];
+    const unsigned ch = blockIdx.x % nch, row = blockIdx.x / nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const unsigned base = row * L;
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+    F y[SM_IV], d[SM_IV];
+    F s = F(0);
+#pragma unroll
+    for (int k = 0; k < SM_IV; k++) {
+        const unsigned i = lo + threadIdx.x + 256u * k;
+        y[k] = i < hi ? to_a(Yv[base + i]) : F(0);
+        d[k] = i < hi ? to_a(DY[base + i]) : F(0);
+        if (i < hi) s += lg ? d[k] : d[k] * y[k];
+    }
+    s = blk_sum(s, sh);
+    if (WHOLE) {
+#pragma unroll
+        for (int k = 0; k < SM_IV; k++) {
+            const unsigned i = lo + threadIdx.x + 256u * k;
+            if (i < hi) sm_store(DX, base + i, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
+        }
+    } else if (threadIdx.x == 0) {
+        part[blockIdx.x] = s;
+    }
+}
+
+template <typename F> __global__ void __launch_bounds__(256) sm_inst_bwd_fin(const F *part, F *rowv, unsigned nch)
+{
+    __shared__ F sh[256];
+    F s = F(0);
+    for (unsigned c = threadIdx.x; c < nch; c += blockDim.x) s += part[(size_t)blockIdx.x * nch + c];
+    s = blk_sum(s, sh);
+    if (threadIdx.x == 0) rowv[blockIdx.x] = s;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_bwd_apply(const T *Yv, const T *DY, T *DX, unsigned L, unsigned nch, int algo,
+                                                         const typename Acc<T>::type *rowv, typename Acc<T>::type alpha,
+                                                         typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const unsigned base = row * L;
+    const F s = rowv[row];
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+#pragma unroll 4
+    for (unsigned i = lo + threadIdx.x; i < hi; i += 256u) {
+        const F y = to_a(Yv[base + i]), d = to_a(DY[base + i]);
+        sm_store(DX, base + i, lg ? d - fexp_(y) * s : y * (d - s), alpha, beta);
+    }
+}
+
+template <typename T>
+cudnnStatus_t inst_bwd_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *Yv, const void *DY, void *DX)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len, nch = (L + SM_CH - 1) / SM_CH;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    if (nch == 1) {
+        sm_inst_bwd_chunk<T, true><<<rows, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, 1, algo, (F)alpha, (F)beta, NULL);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_bwd_chunk");
+    }
+    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
+    F *part = (F *)cs->scratch, *rowv = part + (size_t)rows * nch;
+    sm_inst_bwd_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, nch, algo, (F)alpha, (F)beta, part);
+    sm_inst_bwd_fin<F><<<rows, 256, 0, st>>>(part, rowv, nch);
+    sm_inst_bwd_apply<T><<<rows * nch, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, nch, algo, rowv, (F)alpha, (F)beta);
+    return fdnn_cuda_check(cudaGetLastError(), "softmax INSTANCE backward (sm_inst_bwd_chunk, sm_inst_bwd_fin, sm_inst_bwd_apply)");
+}
+
+int inst_bwd_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct cudnnTensorStruct *y, const struct cudnnTensorStruct *dy,
+                  const struct cudnnTensorStruct *dx, const void *Yv, const void *DY, void *DX, cudnnStatus_t *st)
+{
+    if (!fdnn_ewd::same_geom(y, dy) || !fdnn_ewd::same_geom(y, dx) || !inst_layout(y)) return 0;
+    const SmGeom g = sm_geom(y, algo, CUDNN_SOFTMAX_MODE_INSTANCE);
+    if (g.groups <= 0 || g.len <= 0 || g.groups * g.len >= 0x7fffffffLL - SM_CH) return 0;
+    const long long nch = (g.len + SM_CH - 1) / SM_CH;
+    if (g.groups * nch > 0x7fffffffLL) return 0;
+    if (nch > 1) {
+        const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+        const size_t esz = y->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+        if (!cs || !cs->scratch || (size_t)(g.groups * nch + g.groups) * esz > cs->scratch_bytes) return 0;
+    }
+    switch (y->dtype) {
+    case CUDNN_DATA_FLOAT: *st = inst_bwd_launch<float>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    case CUDNN_DATA_DOUBLE: *st = inst_bwd_launch<double>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    case CUDNN_DATA_HALF: *st = inst_bwd_launch<__half>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    case CUDNN_DATA_BFLOAT16: *st = inst_bwd_launch<__nv_bfloat16>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;
+    default: return 0;
+    }
+}
+
 /* 1: packed NCHW-like (C stride S, spatial packed), 2: packed NHWC-like, 0: neither. */
 int chan_layout(const struct cudnnTensorStruct *t, long long C, long long S)
 {
@@ -263,12 +661,26 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
 {
     typedef typename Acc<T>::type F;
     const unsigned rows = (unsigned)g.groups, C = (unsigned)g.len, S = (unsigned)g.S;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 channel slices per block */
+        long long nb = (rows + 31) / 32, cap = (long long)fdnn_ewd::sm_count(h) * 8 * 4;
+        const unsigned grid = (unsigned)(nb < cap ? nb : cap);
+        if (fwd) {
+            sm_chan_fwd_sl<T><<<grid, dim3(32, SM_SL), 0, st>>>((const T *)A, (T *)O, rows, C, S, algo, (F)alpha, (F)beta);
+            return fdnn_cuda_check(cudaGetLastError(), "sm_chan_fwd_sl");
+        }
+        sm_chan_bwd_sl<T><<<grid, dim3(32, SM_SL), 0, st>>>((const T *)A, (const T *)B, (T *)O, rows, C, S, algo, (F)alpha, (F)beta);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_chan_bwd_sl");
+    }
     const bool warp = lay == 2 && C > 1;
     const long long per_block = warp ? 8 : 256;
     long long nb = (rows + per_block - 1) / per_block, cap = (long long)fdnn_ewd::sm_count(h) * 32;
     if (nb > cap) nb = cap;
     const unsigned grid = (unsigned)(nb < 1 ? 1 : nb);
-    cudaStream_t st = (cudaStream_t)h->stream;
+    if (fwd && warp && C <= 32u * SM_RV) { /* NHWC row in registers: x read once */
+        sm_chan_fwd_reg<T><<<grid, 256, 0, st>>>((const T *)A, (T *)O, rows, C, algo, (F)alpha, (F)beta);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_chan_fwd_reg");
+    }
     if (fwd) {
         if (warp) sm_chan_fwd<T, true><<<grid, 256, 0, st>>>((const T *)A, (T *)O, rows, C, lay == 2 ? 1u : S, algo, (F)alpha, (F)beta);
         else sm_chan_fwd<T, false><<<grid, 256, 0, st>>>((const T *)A, (T *)O, rows, C, lay == 2 ? 1u : S, algo,
@@ -289,8 +701,9 @@ int chan_fast(cudnnHandle_t h, int fwd, int algo, int mode, double alpha, double
     if (mode != CUDNN_SOFTMAX_MODE_CHANNEL || !fdnn_ewd::same_geom(o, a) || (b && !fdnn_ewd::same_geom(o, b))) return 0;
     const SmGeom g = sm_geom(o, algo, mode);
     if (g.groups <= 0 || g.len <= 0 || g.groups * g.len >= 0x7fffffffLL) return 0;
-    const int lay = chan_layout(o, g.len, g.S);
+    int lay = chan_layout(o, g.len, g.S);
     if (!lay) return 0;
+    if (g.S == 1) lay = 2; /* rows of C contiguous elements: one warp per row */
     switch (o->dtype) {
     case CUDNN_DATA_FLOAT: *st = chan_launch<float>(h, lay, g, fwd, algo, alpha, beta, A, B, O); return 1;
     case CUDNN_DATA_DOUBLE: *st = chan_launch<double>(h, lay, g, fwd, algo, alpha, beta, A, B, O); return 1;
@@ -309,6 +722,7 @@ extern "C" cudnnStatus_t fdnn_cuda_softmax_fwd(cudnnHandle_t h, int algo, int mo
     if (g.groups <= 0 || g.len <= 0) return CUDNN_STATUS_SUCCESS;
     cudnnStatus_t fs;
     if (chan_fast(h, 1, algo, mode, alpha, beta, y, x, NULL, X, NULL, Y, &fs)) return fs;
+    if (mode == CUDNN_SOFTMAX_MODE_INSTANCE && inst_fast(h, algo, alpha, beta, x, y, X, Y, &fs)) return fs;
     cudaStream_t st = (cudaStream_t)h->stream;
     if (use_block(g)) {
         unsigned grid = (unsigned)(g.groups < 65535LL * 16 ? g.groups : 65535LL * 16);
@@ -327,6 +741,7 @@ extern "C" cudnnStatus_t fdnn_cuda_softmax_bwd(cudnnHandle_t h, int algo, int mo
     if (g.groups <= 0 || g.len <= 0) return CUDNN_STATUS_SUCCESS;
     cudnnStatus_t fs;
     if (chan_fast(h, 0, algo, mode, alpha, beta, dx, y, dy, Y, DY, DX, &fs)) return fs;
+    if (mode == CUDNN_SOFTMAX_MODE_INSTANCE && inst_bwd_fast(h, algo, alpha, beta, y, dy, dx, Y, DY, DX, &fs)) return fs;
     cudaStream_t st = (cudaStream_t)h->stream;
     if (use_block(g)) {
         unsigned grid = (unsigned)(g.groups < 65535LL * 16 ? g.groups : 65535LL * 16);

@@ -169,7 +169,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     char aDs[8], bDs[8], aPs[8], bPs[8];
     scal(t, aD, aDs), scal(t, bD, bDs), scal(t, aP, aPs), scal(t, bP, bPs);
     tns dyt, dxt;
-    tns_make(&dyt, t, nd, dim, (layout + 2) % 3);
+    tns_make(&dyt, t, nd, dim, g_same_layout ? layout : (layout + 2) % 3); /* same layout: the GPU's dense backward path */
     tns_make(&dxt, t, nd, dim, layout);
     void *ddy = tns_buf(&dyt, hdy, 0), *ddx = tns_buf(&dxt, bD != 0 ? hdx0 : NULL, NAN), *ddz = tns_buf(&z, NULL, NAN);
     void *dds = tns_buf(&pd, bP != 0 ? hds0 : NULL, NAN), *ddb = tns_buf(&pd, bP != 0 ? hdb0 : NULL, NAN);
@@ -481,8 +481,15 @@ int main(void)
     sweep_one(CUDNN_DATA_FLOAT, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     sweep_one(CUDNN_DATA_HALF, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     sweep_one(CUDNN_DATA_DOUBLE, 0, 5, CUDNN_BATCHNORM_SPATIAL, 0, 0);
-    g_same_layout = g_beta0 = 0;
+    g_beta0 = 0; /* dense with any beta (the GPU's partial-sum training/backward path) */
+    sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_BFLOAT16, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_HALF, 1, 5, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     big = 0;
+    for (int i = 0; i < 12; i++) /* small dense shapes: C == 1 and spatial size 1 included */
+        sweep_one(i % 3 == 0 ? CUDNN_DATA_FLOAT : i % 3 == 1 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_DOUBLE, i % 2, 4 + (i % 4 == 3),
+                  CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    g_same_layout = 0;
     test_fd();
     test_errors();
     cudnnDestroy(H);

@@ -1,6 +1,7 @@
-/* CUDA backend calls are capturable: a convolution forward, a bias add and a batch-norm
- * inference are captured into a CUDA graph on the handle's stream, the graph is replayed on
- * new input, and the result equals the same calls made directly. Exits 77 without a GPU. */
+/* CUDA backend calls are capturable: a convolution forward, a bias add, a batch-norm
+ * inference and a batch-norm training forward (which uses the handle's device scratch) are
+ * captured into a CUDA graph on the handle's stream, the graph is replayed on new input, and
+ * the result equals the same calls made directly, bit for bit. Exits 77 without a GPU. */
 #include <stdlib.h>
 #include <string.h>
 #include "th.h"
@@ -9,12 +10,14 @@
 
 static void run_chain(cudnnHandle_t h, cudnnTensorDescriptor_t xd, void *x, cudnnFilterDescriptor_t wd, void *w,
                       cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, void *y, cudnnTensorDescriptor_t bd, void *b,
-                      void *ws, size_t wsz, void *z)
+                      void *ws, size_t wsz, void *z, void *u, void *rm, void *rv)
 {
     float one = 1, zero = 0;
     TH_OK(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws, wsz, &zero, yd, y));
     TH_OK(cudnnAddTensor(h, &one, bd, b, &one, yd, y));
     TH_OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, yd, y, yd, z, bd, b, b, b, b, 1e-5));
+    TH_OK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, yd, z, yd, u, bd, b, b, 0.5, rm, rv, 1e-5, NULL,
+                                                 NULL));
 }
 #endif
 
@@ -49,6 +52,9 @@ int main(void)
     for (int i = 0; i < K; i++) hb[i] = (float)th_randint(1, 3);
     void *x = th_alloc(h, nx * 4), *w = th_alloc(h, nw * 4), *b = th_alloc(h, K * 4), *y = th_alloc(h, ny * 4), *z = th_alloc(h, ny * 4);
     void *ws = th_alloc(h, wsz ? wsz : 1);
+    void *u = th_alloc(h, ny * 4), *rm = th_alloc(h, K * 4), *rv = th_alloc(h, K * 4);
+    th_upload(h, rm, hb, K * 4);
+    th_upload(h, rv, hb, K * 4);
     th_upload(h, w, hw, nw * 4);
     th_upload(h, b, hb, K * 4);
     cudaStream_t s;
@@ -61,7 +67,7 @@ int main(void)
     cudaGraph_t g;
     cudaGraphExec_t ge;
     TH_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "begin capture");
-    run_chain(h, xd, x, wd, w, cd, yd, y, bd, b, ws, wsz, z);
+    run_chain(h, xd, x, wd, w, cd, yd, y, bd, b, ws, wsz, z, u, rm, rv);
     TH_CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess, "end capture: %s", cudaGetErrorString(cudaGetLastError()));
     TH_CHECK(cudaGraphInstantiate(&ge, g, 0) == cudaSuccess, "instantiate");
     /* replay on new input, compare with the direct calls on the same input */
@@ -69,13 +75,15 @@ int main(void)
         for (size_t i = 0; i < nx; i++) hx[i] = (float)th_randint(-3, 3);
         th_upload(h, x, hx, nx * 4);
         cudaMemset(z, 0xff, ny * 4);
+        cudaMemset(u, 0xff, ny * 4);
         TH_CHECK(cudaGraphLaunch(ge, s) == cudaSuccess, "graph launch");
         cudaStreamSynchronize(s);
-        th_download(h, got, z, ny * 4);
+        th_download(h, got, u, ny * 4);
         cudaMemset(z, 0xff, ny * 4);
-        run_chain(h, xd, x, wd, w, cd, yd, y, bd, b, ws, wsz, z);
+        cudaMemset(u, 0xff, ny * 4);
+        run_chain(h, xd, x, wd, w, cd, yd, y, bd, b, ws, wsz, z, u, rm, rv);
         cudaStreamSynchronize(s);
-        th_download(h, ref, z, ny * 4);
+        th_download(h, ref, u, ny * 4);
         int nonzero = 0;
         for (size_t i = 0; i < ny; i++) nonzero |= ref[i] != 0;
         TH_CHECK(nonzero, "replay %d: reference output is not all zero", rep);
@@ -86,6 +94,7 @@ int main(void)
     cudnnSetStream(h, NULL);
     cudaStreamDestroy(s);
     th_free(h, x); th_free(h, w); th_free(h, b); th_free(h, y); th_free(h, z); th_free(h, ws);
+    th_free(h, u); th_free(h, rm); th_free(h, rv);
     free(hx); free(hw); free(hb); free(ref); free(got);
     cudnnDestroyTensorDescriptor(xd);
     cudnnDestroyTensorDescriptor(yd);

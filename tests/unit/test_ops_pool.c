@@ -222,6 +222,67 @@ static void big_case(cudnnHandle_t h)
     cudnnDestroyPoolingDescriptor(pd);
 }
 
+/* Every tensor packed NHWC with C a multiple of 8 (the GPU's channel-vector path) or C odd,
+ * windows 2x2, 3x3 (compile-time paths) and 3x2; small-integer x so windows have ties (the first
+ * maximum in row-major window order must win, forward and backward); one NaN with PROPAGATE_NAN. */
+static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
+{
+    static const int wins[3][2] = {{2, 2}, {3, 3}, {3, 2}};
+    const int *wn = wins[it % 3];
+    int win[2] = {wn[0], wn[1]}, pad[2] = {it % 2, (it / 2) % 2}, str[2] = {2, 1 + it % 2}, in[2] = {9, 7}, out[2];
+    if (pad[0] >= win[0]) pad[0] = win[0] - 1;
+    if (pad[1] >= win[1]) pad[1] = win[1] - 1;
+    ref_pool_out_dims(2, in, win, pad, str, out);
+    const int C = it % 4 == 3 ? 5 : 16;
+    int xd[4] = {2, C, in[0], in[1]}, yd[4] = {2, C, out[0], out[1]};
+    const int prop = it % 2, is_max = mode == RP_MAX || mode == RP_MAX_DET;
+    double alpha = it % 2 ? 0.5 : 1.0, beta = it % 3 == 1 ? 0.5 : 0.0;
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPooling2dDescriptor(pd, (cudnnPoolingMode_t)mode, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, win[0], win[1],
+                                      pad[0], pad[1], str[0], str[1]));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, dt, 4, xd, OL_NHWC);
+    tt_make(h, &Y, dt, 4, yd, OL_NHWC);
+    tt_make(h, &DY, dt, 4, yd, OL_NHWC);
+    tt_make(h, &DX, dt, 4, xd, OL_NHWC);
+    const int64_t planes = 2LL * C;
+    double *x = dalloc(X.n), *y0 = dalloc(Y.n), *got = dalloc(Y.n), *want = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n),
+           *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -2, 2); /* many ties */
+    if (is_max && prop) x[X.n / 2] = NAN;
+    prior_fill(y0, Y.n, beta);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y0, 3);
+    scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
+    TH_OK(cudnnPoolingForward(h, pd, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    ref_pool_fwd(mode, prop, 2, planes, in, out, win, pad, str, x, want);
+    for (int64_t i = 0; i < Y.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * y0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "PoolingForward NHWC mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d nan=%d", mode, th_dtype_name(dt), C,
+             win[0], win[1], pad[0], pad[1], str[0], str[1], prop);
+    th_compare(what, got, want, (size_t)Y.n, th_tolerance("pool", dt));
+    if (is_max && prop) x[X.n / 2] = 1;
+    tt_fill(h, &X, x, 0);
+    ref_pool_fwd(mode, 0, 2, planes, in, out, win, pad, str, x, want);
+    tt_fill(h, &Y, want, 3);
+    fill_nz(dy, Y.n, -4, 4);
+    prior_fill(dx0, X.n, beta);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, dx0, 2);
+    TH_OK(cudnnPoolingBackward(h, pd, &sa, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &sb, DX.d, DX.dev));
+    tt_read(h, &DX, gdx);
+    ref_pool_bwd(mode, 2, planes, in, out, win, pad, str, x, dy, wdx);
+    for (int64_t i = 0; i < X.n; i++) wdx[i] = alpha * wdx[i] + (beta != 0 ? beta * dx0[i] : 0);
+    snprintf(what, sizeof what, "PoolingBackward NHWC mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d", mode, th_dtype_name(dt), C, win[0],
+             win[1], pad[0], pad[1], str[0], str[1]);
+    th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", dt));
+    free(x); free(y0); free(got); free(want); free(dy); free(dx0); free(gdx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
 int main(void)
 {
     th_seed(0x9001);
@@ -233,6 +294,9 @@ int main(void)
                 for (int it = 0; it < 6; it++) one_case(h, float_types[t], pmodes[m], ns, it);
     for (int m = 0; m < 4; m++)
         for (int ns = 2; ns <= 3; ns++) grad_check(h, pmodes[m], ns);
+    for (int t = 0; t < 4; t++)
+        for (int m = 0; m < 4; m++)
+            for (int it = 0; it < 6; it++) nhwc_case(h, float_types[t], pmodes[m], it);
     desc_and_errors(h);
     big_case(h);
     cudnnDestroy(h);

@@ -6,11 +6,17 @@
 
 /* same >= 0: every tensor in layout `same` (OL_NCHW or OL_NHWC) with up to 70 channels (the
  * GPU's dense CHANNEL path: thread per row on NCHW, warp per row on NHWC) */
+static const int *g_fix; /* fixed dims (g_fnd of them) instead of random ones: the GPU's large-row paths */
+static int g_fnd;
 static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int algo, int mode, int iter, int same)
 {
     int nd = th_randint(3, 5), dim[8];
     for (int i = 0; i < nd; i++) dim[i] = th_randint(1, 4);
     dim[1] = same >= 0 ? th_randint(2, 70) : th_randint(2, 6);
+    if (g_fix) {
+        nd = g_fnd;
+        for (int i = 0; i < nd; i++) dim[i] = g_fix[i];
+    }
     int64_t S = 1;
     for (int i = 2; i < nd; i++) S *= dim[i];
     static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 1}, {-1.5, 0.5}};
@@ -128,6 +134,16 @@ int main(void)
         for (int a = 0; a < 3; a++)
             for (int m = 0; m < 2; m++)
                 for (int it = 0; it < 4; it++) one_case(h, float_types[t], a, m, it, -1), one_case(h, float_types[t], a, m, it, it % 2);
+    /* large rows in one layout for x, y, dy, dx: INSTANCE rows of 4200 elements (chunked on the
+     * GPU; one algorithm per type, the reference backward is quadratic in the row length), CHANNEL
+     * with C = 256 (NHWC row in registers), 300, and C = 100 over 37 positions (NCHW slices) */
+    static const int big[4][4] = {{2, 3, 40, 35}, {2, 256, 3, 5}, {2, 300, 2, 3}, {2, 100, 37, 1}};
+    for (int b = 0; b < 4; b++) {
+        g_fix = big[b], g_fnd = b == 3 ? 3 : 4;
+        for (int t = 0; t < 4; t++)
+            for (int a = b == 0 ? t % 3 : 0; a < (b == 0 ? t % 3 + 1 : 3); a++) one_case(h, float_types[t], a, b != 0 /* 0: INSTANCE */, t + a, (t + a) % 2);
+    }
+    g_fix = NULL;
     for (int a = 0; a < 3; a++)
         for (int m = 0; m < 2; m++) grad_check(h, a, m);
     errors(h);
