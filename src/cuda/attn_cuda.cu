@@ -102,30 +102,48 @@ __device__ __forceinline__ double drop_mult(const Drop &d, uint64_t offset, uint
     return fdnn_dropout_keep(d.seed, offset, idx, d.p) ? 1.0 / (1.0 - (double)d.p) : 0.0;
 }
 
+/* element copy: a plain copy for equal types, else through double (rounded once) */
+__device__ __forceinline__ void cpT(__half *d, const __half *s) { *d = *s; }
+__device__ __forceinline__ void cpT(float *d, const float *s) { *d = *s; }
+__device__ __forceinline__ void cpT(double *d, const double *s) { *d = *s; }
+template <typename D, typename S> __device__ __forceinline__ void cpT(D *d, const S *s) { stT(d, (double)ldT(s)); }
+
+/* one block per (sequence, time) row at a time, threads over the vector: no per-element division */
+#define ROW_LOOP(row, total) for (long long row = blockIdx.x; row < (total); row += gridDim.x)
+const int RBLK = 128;
+inline unsigned grid_rows(long long rows) { return (unsigned)(rows < 1 ? 1 : rows > (1LL << 30) ? (1LL << 30) : rows); }
+
 template <typename DT, typename S> __global__ void k_gather(SeqDev d, const DT *x, long long Sn, int Tn, int V, const int *len, int only_t, S *X)
 {
-    GRID_LOOP(i, Sn * Tn * V)
+    ROW_LOOP(row, Sn * Tn)
     {
-        int v = (int)(i % V);
-        long long st = i / V;
-        int t = (int)(st % Tn);
-        long long s = st / Tn;
-        stT(X + i, (t < len[s] && (only_t < 0 || t == only_t)) ? (double)ldT(x + sd_off(d, s, t) + v * d.st_v) : 0.0);
+        int t = (int)(row % Tn);
+        long long s = row / Tn;
+        int on = t < len[s] && (only_t < 0 || t == only_t);
+        const DT *src = x + sd_off(d, s, t);
+        S *dst = X + row * V;
+        for (int v = threadIdx.x; v < V; v += blockDim.x) {
+            if (on) cpT(dst + v, src + v * d.st_v);
+            else stT(dst + v, 0.0);
+        }
     }
 }
 
 template <typename DT, typename S> __global__ void k_scatter(SeqDev d, DT *y, long long Sn, int Tn, int V, const int *len, int only_t, const S *X)
 {
-    GRID_LOOP(i, Sn * Tn * V)
+    ROW_LOOP(row, Sn * Tn)
     {
-        int v = (int)(i % V);
-        long long st = i / V;
-        int t = (int)(st % Tn);
-        long long s = st / Tn;
+        int t = (int)(row % Tn);
+        long long s = row / Tn;
         if (only_t >= 0 && t != only_t) continue;
-        long long o = sd_off(d, s, t) + v * d.st_v;
-        if (t < len[s]) stT(y + o, (double)ldT(X + i));
-        else if (d.has_fill) stT(y + o, d.fill);
+        int on = t < len[s];
+        if (!on && !d.has_fill) continue;
+        DT *dst = y + sd_off(d, s, t);
+        const S *src = X + row * V;
+        for (int v = threadIdx.x; v < V; v += blockDim.x) {
+            if (on) cpT(dst + v * d.st_v, src + v);
+            else stT(dst + v * d.st_v, d.fill);
+        }
     }
 }
 
@@ -238,6 +256,98 @@ template <typename S, typename A> __global__ void k_softmax(AttnDev a, Drop d, c
     }
 }
 
+/* k_softmax for Tk <= 32*R: each lane keeps its R scores in registers (one read of the row) */
+template <typename S, typename A, int R> __global__ void k_softmax_r(AttnDev a, Drop d, const A *Sc, S *PR, S *X)
+{
+    const int lane = threadIdx.x & 31;
+    WARP_LOOP(e, a.Sq * a.Tq * a.H)
+    {
+        int i = (int)(e % a.H);
+        long long row = e / a.H;
+        long long s = row / a.Tq;
+        int t = (int)(row % a.Tq);
+        const A *sc = Sc + e * a.Tk;
+        S *p = PR + e * a.Tk;
+        S *x = X ? X + e * a.Tk : NULL;
+        int j0 = 0, j1 = 0;
+        if (!row_window(a, s, t, &j0, &j1)) {
+            for (int j = lane; j < a.Tk; j += 32) {
+                stT(p + j, 0.0);
+                if (x) stT(x + j, 0.0);
+            }
+            continue;
+        }
+        A v[R];
+        A mx = sc[j0];
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            int j = lane + 32 * k;
+            int in = j >= j0 && j < j1;
+            v[k] = in ? sc[j] : (A)0;
+            if (in && v[k] > mx) mx = v[k];
+        }
+        mx = warp_max(mx);
+        A sum = 0;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            int j = lane + 32 * k;
+            v[k] = (j >= j0 && j < j1) ? expT(v[k] - mx) : (A)0;
+            sum += v[k];
+        }
+        sum = warp_sum(sum);
+        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            int j = lane + 32 * k;
+            if (j < a.Tk) {
+                stT(p + j, (double)(v[k] / sum));
+                if (x) stT(x + j, (double)ldT(p + j) * drop_mult(d, 0, base + j));
+            }
+        }
+    }
+}
+
+/* k_ds for Tk <= 32*R, the row's p and dp*mult in registers */
+template <typename S, typename A, int R> __global__ void k_ds_r(AttnDev a, Drop d, double scale, const S *PR, const A *DP, S *X)
+{
+    const int lane = threadIdx.x & 31;
+    WARP_LOOP(e, a.Sq * a.Tq * a.H)
+    {
+        int i = (int)(e % a.H);
+        long long row = e / a.H;
+        long long s = row / a.Tq;
+        int t = (int)(row % a.Tq);
+        const S *p = PR + e * a.Tk;
+        const A *dp = DP + e * a.Tk;
+        S *x = X + e * a.Tk;
+        int j0 = 0, j1 = 0;
+        if (!row_window(a, s, t, &j0, &j1)) {
+            for (int j = lane; j < a.Tk; j += 32) stT(x + j, 0.0);
+            continue;
+        }
+        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
+        A pv[R], dv[R], dot = 0;
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            int j = lane + 32 * k;
+            if (j >= j0 && j < j1) {
+                pv[k] = (A)ldT(p + j);
+                dv[k] = dp[j] * (A)drop_mult(d, 0, base + j);
+            } else {
+                pv[k] = 0;
+                dv[k] = 0;
+            }
+            dot += pv[k] * dv[k];
+        }
+        dot = warp_sum(dot);
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            int j = lane + 32 * k;
+            if (j < a.Tk) stT(x + j, (j >= j0 && j < j1) ? (double)((A)scale * pv[k] * (dv[k] - dot)) : 0.0);
+        }
+    }
+}
+
 /* X = PR with the attention dropout mask applied */
 template <typename S> __global__ void k_attn_drop(AttnDev a, Drop d, const S *PR, S *X)
 {
@@ -286,16 +396,17 @@ template <typename S, typename A> __global__ void k_ds(AttnDev a, Drop d, double
 /* output rows: post dropout, then the residual */
 template <typename DT, typename S> __global__ void k_post(AttnDev a, Drop d, int O, S *Y, const DT *resid, SeqDev qd)
 {
-    GRID_LOOP(e, a.Sq * a.Tq * O)
+    ROW_LOOP(row, a.Sq * a.Tq)
     {
-        int c = (int)(e % O);
-        long long row = e / O;
         long long s = row / a.Tq;
         int t = (int)(row % a.Tq);
         if (t >= a.lenq[s] || (a.currIdx >= 0 && t != a.currIdx)) continue;
-        double y = (double)ldT(Y + e) * drop_mult(d, 1, (uint64_t)e);
-        if (resid) y += (double)ldT(resid + sd_off(qd, s, t) + c * qd.st_v);
-        stT(Y + e, y);
+        for (int c = threadIdx.x; c < O; c += blockDim.x) {
+            long long e = row * O + c;
+            double y = (double)ldT(Y + e) * drop_mult(d, 1, (uint64_t)e);
+            if (resid) y += (double)ldT(resid + sd_off(qd, s, t) + c * qd.st_v);
+            stT(Y + e, y);
+        }
     }
 }
 
@@ -444,22 +555,48 @@ template <typename S, typename A> struct Eng {
 
     cudnnStatus_t launched(const char *what) { return fdnn_cuda_check(cudaGetLastError(), what); }
 
+    void softmax(const A *Sc, S *Xd)
+    {
+        long long rows = rq * g->H;
+        Drop d = dropdev(r->attn_drop);
+        unsigned gr = grid_warps(rows);
+        int Tk = g->Tk;
+        if (Tk <= 128) k_softmax_r<S, A, 4><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
+        else if (Tk <= 256) k_softmax_r<S, A, 8><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
+        else if (Tk <= 512) k_softmax_r<S, A, 16><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
+        else if (Tk <= 1024) k_softmax_r<S, A, 32><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
+        else k_softmax<S, A><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
+    }
+
+    void dsoftmax(const A *DP, S *Xd)
+    {
+        long long rows = rq * g->H;
+        Drop d = dropdev(r->attn_drop);
+        unsigned gr = grid_warps(rows);
+        int Tk = g->Tk;
+        if (Tk <= 128) k_ds_r<S, A, 4><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
+        else if (Tk <= 256) k_ds_r<S, A, 8><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
+        else if (Tk <= 512) k_ds_r<S, A, 16><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
+        else if (Tk <= 1024) k_ds_r<S, A, 32><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
+        else k_ds<S, A><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
+    }
+
     template <typename DT>
     cudnnStatus_t forward(int currIdx, const struct cudnnSeqDataStruct *qd, const DT *q, const DT *resid, const struct cudnnSeqDataStruct *kd,
                           const DT *k, const struct cudnnSeqDataStruct *vd, const DT *v, const struct cudnnSeqDataStruct *od, DT *out)
     {
         FDNN_CHECK(init(r, currIdx));
         const int H = g->H, Tq = g->Tq, Tk = g->Tk, Qp = g->Qp, Vp = g->Vp, O = g->O;
-        k_gather<DT, S><<<grid_for(rq * g->qS), BLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, currIdx, XQ);
-        k_gather<DT, S><<<grid_for(rk * g->kS), BLK, 0, st>>>(seqdev(kd), k, Skv, Tk, g->kS, ad.lenkv, -1, XK);
-        k_gather<DT, S><<<grid_for(rk * g->vS), BLK, 0, st>>>(seqdev(vd), v, Skv, Tk, g->vS, ad.lenkv, -1, XV);
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, currIdx, XQ);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(kd), k, Skv, Tk, g->kS, ad.lenkv, -1, XK);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(vd), v, Skv, Tk, g->vS, ad.lenkv, -1, XV);
         FDNN_CHECK(project(XQ, rq, g->qS, Qp, g->qP > 0, wp(0), wp(4), QB));
         FDNN_CHECK(project(XK, rk, g->kS, g->Kp, g->kP > 0, wp(1), wp(5), KB));
         FDNN_CHECK(project(XV, rk, g->vS, Vp, g->vP > 0, wp(2), wp(6), VB));
         const long long HQ = (long long)H * Qp, HV = (long long)H * Vp, HT = (long long)H * Tk;
         /* scores (type A) = scale Q K^T for all groups and heads */
         FDNN_CHECK(bgemm<A>(1, 0, Tk, Mrows, Qp, (A)g->scale, KB, HQ, Tk * HQ, Qp, QB, HQ, Mrows * HQ, Qp, Xa, HT, Mrows * HT, Tk));
-        k_softmax<S, A><<<grid_warps(rq * H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), Xa, PR, r->attn_drop ? X : (S *)NULL);
+        softmax(Xa, r->attn_drop ? X : (S *)NULL);
         const S *P = r->attn_drop ? X : PR;
         FDNN_CHECK(bgemm<S>(0, 0, Vp, Mrows, Tk, 1, VB, HV, Tk * HV, Vp, P, HT, Mrows * HT, Tk, HD, HV, Mrows * HV, Vp));
         if (g->oP) {
@@ -468,8 +605,8 @@ template <typename S, typename A> struct Eng {
         } else {
             cudaMemcpyAsync(Y, HD, sizeof(S) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
         }
-        k_post<DT, S><<<grid_for(rq * O), BLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, resid, seqdev(qd));
-        k_scatter<DT, S><<<grid_for(rq * O), BLK, 0, st>>>(seqdev(od), out, Sq, Tq, O, ad.lenq, currIdx, Y);
+        if (r->post_drop || resid) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, resid, seqdev(qd));
+        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(od), out, Sq, Tq, O, ad.lenq, currIdx, Y);
         return launched("attention forward");
     }
 
@@ -480,8 +617,8 @@ template <typename S, typename A> struct Eng {
         FDNN_CHECK(init(r, -1));
         const int H = g->H, Tq = g->Tq, Tk = g->Tk, Qp = g->Qp, Vp = g->Vp, O = g->O;
         const long long HQ = (long long)H * Qp, HV = (long long)H * Vp, HT = (long long)H * Tk;
-        k_gather<DT, S><<<grid_for(rq * O), BLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
-        if (r->post_drop) k_post<DT, S><<<grid_for(rq * O), BLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
+        if (r->post_drop) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
         if (g->oP) FDNN_CHECK(gemm(0, 1, rq, HV, O, 1, Y, O, wp(3), O, 0, DHD, CT<S>::dt, HV));
         else cudaMemcpyAsync(DHD, Y, sizeof(S) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
         const S *P = PR;
@@ -493,7 +630,7 @@ template <typename S, typename A> struct Eng {
         FDNN_CHECK(bgemm<S>(0, 1, Vp, Tk, Mrows, 1, DHD, HV, Mrows * HV, Vp, P, HT, Mrows * HT, Tk, DVB, HV, Tk * HV, Vp));
         /* dP (type A) = dH V^T */
         FDNN_CHECK(bgemm<A>(1, 0, Tk, Mrows, Vp, 1, VB, HV, Tk * HV, Vp, DHD, HV, Mrows * HV, Vp, Xa, HT, Mrows * HT, Tk));
-        k_ds<S, A><<<grid_warps(rq * H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), g->scale, PR, Xa, X);
+        dsoftmax(Xa, X);
         /* dQ = dS K, dK = dS^T Q */
         FDNN_CHECK(bgemm<S>(0, 0, Qp, Mrows, Tk, 1, KB, HQ, Tk * HQ, Qp, X, HT, Mrows * HT, Tk, DQB, HQ, Mrows * HQ, Qp));
         FDNN_CHECK(bgemm<S>(0, 1, Qp, Tk, Mrows, 1, QB, HQ, Mrows * HQ, Qp, X, HT, Mrows * HT, Tk, DKB, HQ, Tk * HQ, Qp));
@@ -504,9 +641,9 @@ template <typename S, typename A> struct Eng {
             if (sd[a].has) FDNN_CHECK(gemm(0, 1, sd[a].rows, sd[a].in, HP, 1, sd[a].D, HP, wp(sd[a].wk), HP, 0, sd[a].Xs, CT<S>::dt, sd[a].in));
             else k_sum_heads<S, A><<<grid_for(sd[a].rows * sd[a].in), BLK, 0, st>>>(sd[a].D, sd[a].rows, sd[a].in, H, sd[a].Xs);
         }
-        k_scatter<DT, S><<<grid_for(rq * g->qS), BLK, 0, st>>>(seqdev(dqd), dq, Sq, Tq, g->qS, ad.lenq, -1, XQ);
-        k_scatter<DT, S><<<grid_for(rk * g->kS), BLK, 0, st>>>(seqdev(dkd), dk, Skv, Tk, g->kS, ad.lenkv, -1, XK);
-        k_scatter<DT, S><<<grid_for(rk * g->vS), BLK, 0, st>>>(seqdev(dvd), dv, Skv, Tk, g->vS, ad.lenkv, -1, XV);
+        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dqd), dq, Sq, Tq, g->qS, ad.lenq, -1, XQ);
+        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dkd), dk, Skv, Tk, g->kS, ad.lenkv, -1, XK);
+        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dvd), dv, Skv, Tk, g->vS, ad.lenkv, -1, XV);
         return launched("attention backward data");
     }
 
@@ -519,11 +656,11 @@ template <typename S, typename A> struct Eng {
         long long nw = fdnn_attn_weight_count(g);
         A *G = Wg;
         cudaMemsetAsync(G, 0, sizeof(A) * (size_t)nw, st);
-        k_gather<DT, S><<<grid_for(rq * g->qS), BLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, -1, XQ);
-        k_gather<DT, S><<<grid_for(rk * g->kS), BLK, 0, st>>>(seqdev(kd), k, Skv, g->Tk, g->kS, ad.lenkv, -1, XK);
-        k_gather<DT, S><<<grid_for(rk * g->vS), BLK, 0, st>>>(seqdev(vd), v, Skv, g->Tk, g->vS, ad.lenkv, -1, XV);
-        k_gather<DT, S><<<grid_for(rq * O), BLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
-        if (r->post_drop) k_post<DT, S><<<grid_for(rq * O), BLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, -1, XQ);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(kd), k, Skv, g->Tk, g->kS, ad.lenkv, -1, XK);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(vd), v, Skv, g->Tk, g->vS, ad.lenkv, -1, XV);
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
+        if (r->post_drop) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
         struct { const S *D, *Xs; long long rows; int in, P, has, wk, bk; } sd[3] = {
             {DQB, XQ, rq, g->qS, g->Qp, g->qP > 0, 0, 4}, {DKB, XK, rk, g->kS, g->Kp, g->kP > 0, 1, 5}, {DVB, XV, rk, g->vS, Vp, g->vP > 0, 2, 6}};
         const dim3 cs(32, 32);
