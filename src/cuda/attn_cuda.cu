@@ -51,6 +51,10 @@ __device__ __forceinline__ float ldT(const __half *p) { return __half2float(*p);
 __device__ __forceinline__ void stT(float *p, double v) { *p = (float)v; }
 __device__ __forceinline__ void stT(double *p, double v) { *p = v; }
 __device__ __forceinline__ void stT(__half *p, double v) { *p = __double2half(v); }
+/* stores of an accumulation-type value: one hardware conversion (no trip through double) */
+__device__ __forceinline__ void stA(float *p, float v) { *p = v; }
+__device__ __forceinline__ void stA(double *p, double v) { *p = v; }
+__device__ __forceinline__ void stA(__half *p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ float expT(float x) { return expf(x); }
 __device__ __forceinline__ double expT(double x) { return exp(x); }
 
@@ -272,8 +276,8 @@ template <typename S, typename A, int R> __global__ void k_softmax_r(AttnDev a, 
         int j0 = 0, j1 = 0;
         if (!row_window(a, s, t, &j0, &j1)) {
             for (int j = lane; j < a.Tk; j += 32) {
-                stT(p + j, 0.0);
-                if (x) stT(x + j, 0.0);
+                stA(p + j, (A)0);
+                if (x) stA(x + j, (A)0);
             }
             continue;
         }
@@ -300,8 +304,8 @@ template <typename S, typename A, int R> __global__ void k_softmax_r(AttnDev a, 
         for (int k = 0; k < R; k++) {
             int j = lane + 32 * k;
             if (j < a.Tk) {
-                stT(p + j, (double)(v[k] / sum));
-                if (x) stT(x + j, (double)ldT(p + j) * drop_mult(d, 0, base + j));
+                stA(p + j, v[k] / sum);
+                if (x) stA(x + j, (A)ldT(p + j) * (A)drop_mult(d, 0, base + j));
             }
         }
     }
@@ -322,7 +326,7 @@ template <typename S, typename A, int R> __global__ void k_ds_r(AttnDev a, Drop 
         S *x = X + e * a.Tk;
         int j0 = 0, j1 = 0;
         if (!row_window(a, s, t, &j0, &j1)) {
-            for (int j = lane; j < a.Tk; j += 32) stT(x + j, 0.0);
+            for (int j = lane; j < a.Tk; j += 32) stA(x + j, (A)0);
             continue;
         }
         uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
@@ -343,7 +347,7 @@ template <typename S, typename A, int R> __global__ void k_ds_r(AttnDev a, Drop 
 #pragma unroll
         for (int k = 0; k < R; k++) {
             int j = lane + 32 * k;
-            if (j < a.Tk) stT(x + j, (j >= j0 && j < j1) ? (double)((A)scale * pv[k] * (dv[k] - dot)) : 0.0);
+            if (j < a.Tk) stA(x + j, (j >= j0 && j < j1) ? (A)scale * pv[k] * (dv[k] - dot) : (A)0);
         }
     }
 }

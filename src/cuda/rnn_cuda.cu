@@ -1,7 +1,10 @@
 /* CUDA RNN engine: the same semantics, weight-space layout and dropout masks as the CPU engine
  * (src/cpu/rnn_cpu.c), in the compute type T = double for DOUBLE data and float for FLOAT and
- * HALF data (HALF is converted to float on load; all products then run in FP32 with
- * CUBLAS_COMPUTE_32F and the default math mode, so no TF32 and no FP16 accumulation).
+ * HALF data. GEMMs read the weights straight from the weight space: DOUBLE with
+ * CUBLAS_COMPUTE_64F; FLOAT with CUBLAS_COMPUTE_32F (CUBLAS_COMPUTE_32F_FAST_TF32 only when the
+ * descriptor's mathType is CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION); HALF on FP16 tensor cores
+ * with FP32 accumulation (CUBLAS_COMPUTE_32F), the FP32 activations being given FP16 copies by
+ * the kernels that produce them (see Eng), outputs (gates, dh, dX, gradients) in FP32.
  *
  * Per layer and direction: the input-side products of all time steps in one GEMM
  * (gates[TN x G*H] = X[TN x in] * Wcat^T, the G input matrices being contiguous in the weight
@@ -51,10 +54,14 @@ __device__ __forceinline__ float ldT(const __half *p) { return __half2float(*p);
 __device__ __forceinline__ void stT(float *p, double v) { *p = (float)v; }
 __device__ __forceinline__ void stT(double *p, double v) { *p = v; }
 __device__ __forceinline__ void stT(__half *p, double v) { *p = __double2half(v); }
+/* stores in the compute type: one hardware conversion (no trip through double) */
+__device__ __forceinline__ void stF(float *p, float v) { *p = v; }
+__device__ __forceinline__ void stF(double *p, double v) { *p = v; }
+__device__ __forceinline__ void stF(__half *p, float v) { *p = __float2half_rn(v); }
 /* optional shadow store: the GEMM-operand copy (HALF data) of a value kept in FP32 */
 template <typename G, typename V> __device__ __forceinline__ void shT(G *p, long long i, V v)
 {
-    if (p) stT(p + i, (double)v);
+    if (p) stF(p + i, v);
 }
 
 __device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -88,32 +95,43 @@ template <typename DT, typename T> __global__ void k_convert(const DT *src, T *d
 
 template <typename T, typename G> __global__ void k_to(const T *src, G *dst, long long n)
 {
-    GRID_LOOP(i, n) stT(dst + i, (double)src[i]);
+    GRID_LOOP(i, n) stF(dst + i, src[i]);
 }
+
+/* one block per (t, n) row at a time, threads over the vector (launch: grid_rows(T*N), RBLK) */
+#define ROW_LOOP(row, total) for (long long row = blockIdx.x; row < (total); row += gridDim.x)
+const int RBLK = 128;
+inline unsigned grid_rows(long long rows) { return (unsigned)(rows < 1 ? 1 : rows > (1LL << 30) ? (1LL << 30) : rows); }
 
 /* dense[(t*N+n)*V + v] = x(t, n, v) for t < len[n], else 0 */
 template <typename DT, typename T> __global__ void k_gather(IoDev io, const DT *x, T *dense)
 {
-    long long total = (long long)io.T * io.N * io.V;
-    GRID_LOOP(i, total)
+    ROW_LOOP(row, (long long)io.T * io.N)
     {
-        int v = (int)(i % io.V);
-        long long tn = i / io.V;
-        int n = (int)(tn % io.N), t = (int)(tn / io.N);
-        dense[i] = t < io.len[n] ? (T)ldT(x + io_off(io, t, n) + v) : (T)0;
+        int n = (int)(row % io.N), t = (int)(row / io.N);
+        T *d = dense + row * io.V;
+        if (t < io.len[n]) {
+            const DT *src = x + io_off(io, t, n);
+            for (int v = threadIdx.x; v < io.V; v += blockDim.x) d[v] = (T)ldT(src + v);
+        } else {
+            for (int v = threadIdx.x; v < io.V; v += blockDim.x) d[v] = (T)0;
+        }
     }
 }
 
 template <typename DT, typename T> __global__ void k_scatter(IoDev io, const T *dense, DT *y)
 {
-    long long total = (long long)io.T * io.N * io.V;
-    GRID_LOOP(i, total)
+    ROW_LOOP(row, (long long)io.T * io.N)
     {
-        int v = (int)(i % io.V);
-        long long tn = i / io.V;
-        int n = (int)(tn % io.N), t = (int)(tn / io.N);
-        if (t < io.len[n]) stT(y + io_off(io, t, n) + v, (double)dense[i]);
-        else if (io.has_fill && io.layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) stT(y + io_off(io, t, n) + v, io.fill);
+        int n = (int)(row % io.N), t = (int)(row / io.N);
+        const T *d = dense + row * io.V;
+        if (t < io.len[n]) {
+            DT *dst = y + io_off(io, t, n);
+            for (int v = threadIdx.x; v < io.V; v += blockDim.x) stF(dst + v, d[v]);
+        } else if (io.has_fill && io.layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) {
+            DT *dst = y + io_off(io, t, n);
+            for (int v = threadIdx.x; v < io.V; v += blockDim.x) stT(dst + v, io.fill);
+        }
     }
 }
 
@@ -129,7 +147,7 @@ template <typename DT, typename T, typename G> __global__ void k_load_state(cons
 
 template <typename DT, typename T> __global__ void k_store_state(const T *src, DT *dst, long long n)
 {
-    GRID_LOOP(i, n) stT(dst + i, (double)src[i]);
+    GRID_LOOP(i, n) stF(dst + i, src[i]);
 }
 
 template <typename DT, typename T> __global__ void k_acc_store(const T *g, DT *dw, long long n, int add)
@@ -257,7 +275,7 @@ template <typename T, typename G> __global__ void k_bwd_pre(StepArgs a, const T 
     {
         int n = (int)(e / P), j = (int)(e % P);
         int t = tidx(a.d, a.s, a.len[n]);
-        if (t < 0) { S[e] = 0; shT(Sh, e, 0.0); continue; }
+        if (t < 0) { S[e] = 0; shT(Sh, e, (T)0); continue; }
         long long row = (long long)t * a.N + n;
         T v = dY[row * a.D * P + a.d * P + j] + dh[e];
         dproj[row * P + j] = v;
@@ -282,7 +300,7 @@ __global__ void k_bwd_step(StepArgs a, const T *gates, const T *cc, const T *cra
         if (t < 0) {
             for (int k = 0; k < a.G; k++) {
                 dr[k * H + i] = 0;
-                shT(drg, k * H + i, 0.0);
+                shT(drg, k * H + i, (T)0);
             }
             continue;
         }
@@ -360,7 +378,7 @@ template <typename T, typename G> __global__ void k_hprev(int d, int T_, int N, 
             int tp = d == 0 ? t - 1 : t + 1;
             v = first ? hx0[(long long)n * P + j] : hp[((long long)tp * N + n) * P + j];
         }
-        stT(hprev + e, (double)v);
+        stF(hprev + e, v);
     }
 }
 
@@ -568,7 +586,7 @@ template <typename T, typename G = T> struct Eng {
         const int G_ = g->G, H = g->H, P = g->P, D = g->D, GH = G_ * H;
         int lstm = g->mode == CUDNN_LSTM;
         IoDev xi = iodev(xio), yi = iodev(yio);
-        k_gather<DT, T><<<grid_for(TN * g->in0, BLK), BLK, 0, st>>>(xi, x, res + rl.X[0]);
+        k_gather<DT, T><<<grid_rows(TN), RBLK, 0, st>>>(xi, x, res + rl.X[0]);
         for (int l = 0; l < g->L; l++) {
             int in = fdnn_rnn_layer_in(g, l);
             const T *X = res + rl.X[l];
@@ -608,7 +626,7 @@ template <typename T, typename G = T> struct Eng {
                 k_dropout<T><<<grid_for(TN * D * P, BLK), BLK, 0, st>>>(Y, TN * D * P, r->desc->dropout->seed, l, r->desc->dropout->dropout);
             FDNN_CHECK(launched("RNN forward"));
         }
-        k_scatter<DT, T><<<grid_for(TN * D * P, BLK), BLK, 0, st>>>(yi, dY, y);
+        k_scatter<DT, T><<<grid_rows(TN), RBLK, 0, st>>>(yi, dY, y);
         return launched("RNN forward");
     }
 
@@ -621,7 +639,7 @@ template <typename T, typename G = T> struct Eng {
         const int G_ = g->G, H = g->H, P = g->P, D = g->D, GH = G_ * H;
         int lstm = g->mode == CUDNN_LSTM;
         IoDev xi = iodev(xio), yi = iodev(yio);
-        k_gather<DT, T><<<grid_for(TN * D * P, BLK), BLK, 0, st>>>(yi, dy, dY);
+        k_gather<DT, T><<<grid_rows(TN), RBLK, 0, st>>>(yi, dy, dY);
         for (int l = g->L - 1; l >= 0; l--) {
             int in = fdnn_rnn_layer_in(g, l);
             cudaMemsetAsync(dX, 0, sizeof(T) * (size_t)(TN * in), st);
@@ -664,7 +682,7 @@ template <typename T, typename G = T> struct Eng {
             }
             FDNN_CHECK(launched("RNN backward data"));
         }
-        k_scatter<DT, T><<<grid_for(TN * g->in0, BLK), BLK, 0, st>>>(xi, dX, dx);
+        k_scatter<DT, T><<<grid_rows(TN), RBLK, 0, st>>>(xi, dX, dx);
         return launched("RNN backward data");
     }
 
