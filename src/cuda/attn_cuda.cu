@@ -223,45 +223,10 @@ __device__ __forceinline__ int row_window(const AttnDev &a, long long s, int t, 
 
 /* One warp per (query row, head) e = row*H + i: Sc holds scale*<q, k> (type A); PR gets the
  * softmax over the window (0 elsewhere); X, when given, the probabilities with the attention
- * dropout mask applied (computed from the stored PR value, as backward recomputes it). Sc may
- * alias X (each lane reads its element before writing it). */
+ * dropout mask applied (computed from the stored PR value, as backward recomputes it). Two
+ * passes over the row: the running maximum and sum of exponentials (rescaled when the maximum
+ * grows), then the stores. Sc may alias X (each lane reads its element before writing it). */
 template <typename S, typename A> __global__ void k_softmax(AttnDev a, Drop d, const A *Sc, S *PR, S *X)
-{
-    const int lane = threadIdx.x & 31;
-    WARP_LOOP(e, a.Sq * a.Tq * a.H)
-    {
-        int i = (int)(e % a.H);
-        long long row = e / a.H;
-        long long s = row / a.Tq;
-        int t = (int)(row % a.Tq);
-        const A *sc = Sc + e * a.Tk;
-        S *p = PR + e * a.Tk;
-        S *x = X ? X + e * a.Tk : NULL;
-        int j0 = 0, j1 = 0;
-        if (!row_window(a, s, t, &j0, &j1)) {
-            for (int j = lane; j < a.Tk; j += 32) {
-                stT(p + j, 0.0);
-                if (x) stT(x + j, 0.0);
-            }
-            continue;
-        }
-        A mx = sc[j0];
-        for (int j = j0 + lane; j < j1; j += 32) mx = sc[j] > mx ? sc[j] : mx;
-        mx = warp_max(mx);
-        A sum = 0;
-        for (int j = j0 + lane; j < j1; j += 32) sum += expT(sc[j] - mx);
-        sum = warp_sum(sum);
-        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
-        for (int j = lane; j < a.Tk; j += 32) {
-            A v = (j >= j0 && j < j1) ? expT(sc[j] - mx) / sum : (A)0;
-            stT(p + j, (double)v);
-            if (x) stT(x + j, (double)ldT(p + j) * drop_mult(d, 0, base + j));
-        }
-    }
-}
-
-/* k_softmax for Tk <= 32*R: each lane keeps its R scores in registers (one read of the row) */
-template <typename S, typename A, int R> __global__ void k_softmax_r(AttnDev a, Drop d, const A *Sc, S *PR, S *X)
 {
     const int lane = threadIdx.x & 31;
     WARP_LOOP(e, a.Sq * a.Tq * a.H)
@@ -281,73 +246,23 @@ template <typename S, typename A, int R> __global__ void k_softmax_r(AttnDev a, 
             }
             continue;
         }
-        A v[R];
-        A mx = sc[j0];
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            int j = lane + 32 * k;
-            int in = j >= j0 && j < j1;
-            v[k] = in ? sc[j] : (A)0;
-            if (in && v[k] > mx) mx = v[k];
-        }
-        mx = warp_max(mx);
-        A sum = 0;
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            int j = lane + 32 * k;
-            v[k] = (j >= j0 && j < j1) ? expT(v[k] - mx) : (A)0;
-            sum += v[k];
-        }
-        sum = warp_sum(sum);
-        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            int j = lane + 32 * k;
-            if (j < a.Tk) {
-                stA(p + j, v[k] / sum);
-                if (x) stA(x + j, (A)ldT(p + j) * (A)drop_mult(d, 0, base + j));
-            }
-        }
-    }
-}
-
-/* k_ds for Tk <= 32*R, the row's p and dp*mult in registers */
-template <typename S, typename A, int R> __global__ void k_ds_r(AttnDev a, Drop d, double scale, const S *PR, const A *DP, S *X)
-{
-    const int lane = threadIdx.x & 31;
-    WARP_LOOP(e, a.Sq * a.Tq * a.H)
-    {
-        int i = (int)(e % a.H);
-        long long row = e / a.H;
-        long long s = row / a.Tq;
-        int t = (int)(row % a.Tq);
-        const S *p = PR + e * a.Tk;
-        const A *dp = DP + e * a.Tk;
-        S *x = X + e * a.Tk;
-        int j0 = 0, j1 = 0;
-        if (!row_window(a, s, t, &j0, &j1)) {
-            for (int j = lane; j < a.Tk; j += 32) stA(x + j, (A)0);
-            continue;
-        }
-        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
-        A pv[R], dv[R], dot = 0;
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            int j = lane + 32 * k;
-            if (j >= j0 && j < j1) {
-                pv[k] = (A)ldT(p + j);
-                dv[k] = dp[j] * (A)drop_mult(d, 0, base + j);
+        A m = sc[j0], sum = 0; /* the window's first score: a finite start for every lane */
+        for (int j = j0 + lane; j < j1; j += 32) {
+            A v = sc[j];
+            if (v > m) {
+                sum = sum * expT(m - v) + (A)1;
+                m = v;
             } else {
-                pv[k] = 0;
-                dv[k] = 0;
+                sum += expT(v - m);
             }
-            dot += pv[k] * dv[k];
         }
-        dot = warp_sum(dot);
-#pragma unroll
-        for (int k = 0; k < R; k++) {
-            int j = lane + 32 * k;
-            if (j < a.Tk) stA(x + j, (j >= j0 && j < j1) ? (A)scale * pv[k] * (dv[k] - dot) : (A)0);
+        A mx = warp_max(m);
+        sum = warp_sum(sum * expT(m - mx));
+        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
+        for (int j = lane; j < a.Tk; j += 32) {
+            A v = (j >= j0 && j < j1) ? expT(sc[j] - mx) / sum : (A)0;
+            stA(p + j, v);
+            if (x) stA(x + j, (A)ldT(p + j) * (A)drop_mult(d, 0, base + j));
         }
     }
 }
@@ -383,7 +298,7 @@ template <typename S, typename A> __global__ void k_ds(AttnDev a, Drop d, double
         S *x = X + e * a.Tk;
         int j0 = 0, j1 = 0;
         if (!row_window(a, s, t, &j0, &j1)) {
-            for (int j = lane; j < a.Tk; j += 32) stT(x + j, 0.0);
+            for (int j = lane; j < a.Tk; j += 32) stA(x + j, (A)0);
             continue;
         }
         uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
@@ -392,7 +307,7 @@ template <typename S, typename A> __global__ void k_ds(AttnDev a, Drop d, double
         dot = warp_sum(dot);
         for (int j = lane; j < a.Tk; j += 32) {
             A v = (j >= j0 && j < j1) ? (A)scale * (A)ldT(p + j) * (dp[j] * (A)drop_mult(d, 0, base + j) - dot) : (A)0;
-            stT(x + j, (double)v);
+            stA(x + j, v);
         }
     }
 }
@@ -561,28 +476,12 @@ template <typename S, typename A> struct Eng {
 
     void softmax(const A *Sc, S *Xd)
     {
-        long long rows = rq * g->H;
-        Drop d = dropdev(r->attn_drop);
-        unsigned gr = grid_warps(rows);
-        int Tk = g->Tk;
-        if (Tk <= 128) k_softmax_r<S, A, 4><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
-        else if (Tk <= 256) k_softmax_r<S, A, 8><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
-        else if (Tk <= 512) k_softmax_r<S, A, 16><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
-        else if (Tk <= 1024) k_softmax_r<S, A, 32><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
-        else k_softmax<S, A><<<gr, BLK, 0, st>>>(ad, d, Sc, PR, Xd);
+        k_softmax<S, A><<<grid_warps(rq * g->H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), Sc, PR, Xd);
     }
 
     void dsoftmax(const A *DP, S *Xd)
     {
-        long long rows = rq * g->H;
-        Drop d = dropdev(r->attn_drop);
-        unsigned gr = grid_warps(rows);
-        int Tk = g->Tk;
-        if (Tk <= 128) k_ds_r<S, A, 4><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
-        else if (Tk <= 256) k_ds_r<S, A, 8><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
-        else if (Tk <= 512) k_ds_r<S, A, 16><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
-        else if (Tk <= 1024) k_ds_r<S, A, 32><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
-        else k_ds<S, A><<<gr, BLK, 0, st>>>(ad, d, g->scale, PR, DP, Xd);
+        k_ds<S, A><<<grid_warps(rq * g->H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), g->scale, PR, DP, Xd);
     }
 
     template <typename DT>
