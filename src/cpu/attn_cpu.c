@@ -93,6 +93,8 @@ size_t fdnn_attn_work_bytes(const fdnn_attn_geom *g)
     int64_t n = fdnn_attn_weight_count(g) + fwd_doubles(&z) + z.rq * g->qS + z.rk * (g->kS + g->vS) + z.rq * g->O + z.nhd;
     /* the CUDA engine's extra [rows x heads x Tk] buffer and its int copies of lengths and windows */
     n += z.npr + (z.Sq + z.Skv + 2 * (int64_t)g->Tq + 1) / 2 + 1;
+    /* the CUDA engine's pointer arrays for its batched GEMMs over (group x head) */
+    n += 3 * z.Sq * g->H + 1;
     return (size_t)n * sizeof(double);
 }
 

@@ -1,17 +1,26 @@
 /* Multi-head attention on the CUDA backend: the math, buffer layouts and dropout masks of the
- * CPU engine (src/cpu/attn_cpu.c, docs/attention.md), computed in double for DOUBLE data and in
- * FP32 for FLOAT and HALF data (CUBLAS_COMPUTE_32F, default math: no TF32).
+ * CPU engine (src/cpu/attn_cpu.c, docs/attention.md). Engine types: S, the storage type of the
+ * engine's buffers and of every GEMM operand (the data type: double, float or __half), and A,
+ * the accumulation type (double for DOUBLE, float otherwise). GEMMs run with CUBLAS_COMPUTE_64F
+ * for DOUBLE and CUBLAS_COMPUTE_32F otherwise (HALF: FP16 inputs on tensor cores with FP32
+ * accumulation; FLOAT: plain FP32, default math, no TF32). Weights are read straight from the
+ * weight space.
  *
- * Projections are single GEMMs over all rows; the per-head products Q K^T, P V and their
- * gradients are cublasGemmStridedBatchedEx calls, one per head, batched over the K/V sequences
- * (a group is one query sequence under ONE_TO_ONE, all beams of a batch entry under ALL_TO_ONE,
- * so the beams' sum over a shared K/V sequence happens inside the GEMM's reduction). The
- * windowed softmax, its gradient and the dropout masks are kernels (one thread per query row and
- * head). The workspace holds one more [rows x heads x Tk] buffer than the CPU engine needs
- * (dropped-out probabilities, score gradients) and the device copies of the sequence lengths and
- * windows; fdnn_attn_work_bytes includes both on every backend. */
+ * Projections are single GEMMs over all rows (all tokens, all heads); the per-head products
+ * Q K^T, P V and their gradients are one cublasGemmBatchedEx call each over (group x head), its
+ * pointer arrays built by a small kernel (a group is one query sequence under ONE_TO_ONE, all
+ * beams of a batch entry under ALL_TO_ONE, so the beams' sum over a shared K/V sequence happens
+ * inside the GEMM's reduction). The scores and their gradients are kept in A (FP32 for HALF);
+ * the windowed softmax (with the attention dropout) and its gradient are kernels with one warp
+ * per (query row, head). Every buffer takes the CPU engine's 8 bytes per element of the
+ * workspace / reserve space and uses the first sizeof(S) of them; the [rows x heads x Tk]
+ * buffer X holds the S-typed probabilities / score gradients in its first half and the A-typed
+ * scores / dP in its second half (DOUBLE: both in place). The workspace also holds the pointer
+ * arrays and the device copies of the sequence lengths and windows; fdnn_attn_work_bytes
+ * includes both on every backend. */
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include "cuda_adv.h"
@@ -28,11 +37,12 @@ const int BLK = 256;
 template <typename T> struct CT;
 template <> struct CT<float> {
     static const cudaDataType dt = CUDA_R_32F;
-    static const cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
 };
 template <> struct CT<double> {
     static const cudaDataType dt = CUDA_R_64F;
-    static const cublasComputeType_t ct = CUBLAS_COMPUTE_64F;
+};
+template <> struct CT<__half> {
+    static const cudaDataType dt = CUDA_R_16F;
 };
 
 __device__ __forceinline__ float ldT(const float *p) { return *p; }
@@ -41,8 +51,26 @@ __device__ __forceinline__ float ldT(const __half *p) { return __half2float(*p);
 __device__ __forceinline__ void stT(float *p, double v) { *p = (float)v; }
 __device__ __forceinline__ void stT(double *p, double v) { *p = v; }
 __device__ __forceinline__ void stT(__half *p, double v) { *p = __double2half(v); }
+/* stores of an accumulation-type value: one hardware conversion (no trip through double) */
+__device__ __forceinline__ void stA(float *p, float v) { *p = v; }
+__device__ __forceinline__ void stA(double *p, double v) { *p = v; }
+__device__ __forceinline__ void stA(__half *p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ float expT(float x) { return expf(x); }
 __device__ __forceinline__ double expT(double x) { return exp(x); }
+
+template <typename A> __device__ __forceinline__ A warp_sum(A v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+template <typename A> __device__ __forceinline__ A warp_max(A v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        A u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u > v ? u : v;
+    }
+    return v;
+}
 
 inline unsigned grid_for(long long total)
 {
@@ -51,8 +79,12 @@ inline unsigned grid_for(long long total)
     if (b < 1) b = 1;
     return (unsigned)b;
 }
+/* one warp per item */
+inline unsigned grid_warps(long long items) { return grid_for(items * 32); }
 
 #define GRID_LOOP(i, total) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (total); i += (long long)gridDim.x * blockDim.x)
+#define WARP_LOOP(e, total)                                                                                                          \
+    for (long long e = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32; e < (total); e += (long long)gridDim.x * blockDim.x / 32)
 
 struct SeqDev {
     long long st_t, st_b, st_m, st_v;
@@ -74,44 +106,57 @@ __device__ __forceinline__ double drop_mult(const Drop &d, uint64_t offset, uint
     return fdnn_dropout_keep(d.seed, offset, idx, d.p) ? 1.0 / (1.0 - (double)d.p) : 0.0;
 }
 
-template <typename DT, typename T> __global__ void k_convert(const DT *src, T *dst, long long n)
-{
-    GRID_LOOP(i, n) dst[i] = (T)ldT(src + i);
-}
+/* element copy: a plain copy for equal types, else through double (rounded once) */
+__device__ __forceinline__ void cpT(__half *d, const __half *s) { *d = *s; }
+__device__ __forceinline__ void cpT(float *d, const float *s) { *d = *s; }
+__device__ __forceinline__ void cpT(double *d, const double *s) { *d = *s; }
+template <typename D, typename S> __device__ __forceinline__ void cpT(D *d, const S *s) { stT(d, (double)ldT(s)); }
 
-template <typename DT, typename T> __global__ void k_gather(SeqDev d, const DT *x, long long S, int Tn, int V, const int *len, int only_t, T *X)
+/* one block per (sequence, time) row at a time, threads over the vector: no per-element division */
+#define ROW_LOOP(row, total) for (long long row = blockIdx.x; row < (total); row += gridDim.x)
+const int RBLK = 128;
+inline unsigned grid_rows(long long rows) { return (unsigned)(rows < 1 ? 1 : rows > (1LL << 30) ? (1LL << 30) : rows); }
+
+template <typename DT, typename S> __global__ void k_gather(SeqDev d, const DT *x, long long Sn, int Tn, int V, const int *len, int only_t, S *X)
 {
-    GRID_LOOP(i, S * Tn * V)
+    ROW_LOOP(row, Sn * Tn)
     {
-        int v = (int)(i % V);
-        long long st = i / V;
-        int t = (int)(st % Tn);
-        long long s = st / Tn;
-        X[i] = (t < len[s] && (only_t < 0 || t == only_t)) ? (T)ldT(x + sd_off(d, s, t) + v * d.st_v) : (T)0;
+        int t = (int)(row % Tn);
+        long long s = row / Tn;
+        int on = t < len[s] && (only_t < 0 || t == only_t);
+        const DT *src = x + sd_off(d, s, t);
+        S *dst = X + row * V;
+        for (int v = threadIdx.x; v < V; v += blockDim.x) {
+            if (on) cpT(dst + v, src + v * d.st_v);
+            else stT(dst + v, 0.0);
+        }
     }
 }
 
-template <typename DT, typename T> __global__ void k_scatter(SeqDev d, DT *y, long long S, int Tn, int V, const int *len, int only_t, const T *X)
+template <typename DT, typename S> __global__ void k_scatter(SeqDev d, DT *y, long long Sn, int Tn, int V, const int *len, int only_t, const S *X)
 {
-    GRID_LOOP(i, S * Tn * V)
+    ROW_LOOP(row, Sn * Tn)
     {
-        int v = (int)(i % V);
-        long long st = i / V;
-        int t = (int)(st % Tn);
-        long long s = st / Tn;
+        int t = (int)(row % Tn);
+        long long s = row / Tn;
         if (only_t >= 0 && t != only_t) continue;
-        long long o = sd_off(d, s, t) + v * d.st_v;
-        if (t < len[s]) stT(y + o, (double)X[i]);
-        else if (d.has_fill) stT(y + o, d.fill);
+        int on = t < len[s];
+        if (!on && !d.has_fill) continue;
+        DT *dst = y + sd_off(d, s, t);
+        const S *src = X + row * V;
+        for (int v = threadIdx.x; v < V; v += blockDim.x) {
+            if (on) cpT(dst + v * d.st_v, src + v);
+            else stT(dst + v * d.st_v, d.fill);
+        }
     }
 }
 
-template <typename T> __global__ void k_bias_rows(T *out, long long rows, int cols, const T *b)
+template <typename S, typename A> __global__ void k_bias_rows(S *out, long long rows, int cols, const S *b)
 {
-    GRID_LOOP(i, rows * cols) out[i] += b[i % cols];
+    GRID_LOOP(i, rows * cols) stT(out + i, (double)((A)ldT(out + i) + (A)ldT(b + i % cols)));
 }
 
-template <typename T> __global__ void k_copy_heads(const T *X, long long rows, int in, int H, T *out)
+template <typename S> __global__ void k_copy_heads(const S *X, long long rows, int in, int H, S *out)
 {
     GRID_LOOP(i, rows * H * in)
     {
@@ -121,29 +166,37 @@ template <typename T> __global__ void k_copy_heads(const T *X, long long rows, i
     }
 }
 
-template <typename T> __global__ void k_sum_heads(const T *D, long long rows, int in, int H, T *X)
+template <typename S, typename A> __global__ void k_sum_heads(const S *D, long long rows, int in, int H, S *X)
 {
     GRID_LOOP(i, rows * in)
     {
         int c = (int)(i % in);
         long long r = i / in;
-        T s = 0;
-        for (int h = 0; h < H; h++) s += D[(r * H + h) * in + c];
-        X[i] = s;
+        A s = 0;
+        for (int h = 0; h < H; h++) s += (A)ldT(D + (r * H + h) * in + c);
+        stT(X + i, (double)s);
     }
 }
 
-template <typename T> __global__ void k_colsum(const T *src, long long ld, long long rows, int cols, T *dst)
+/* dst[c] += sum over rows of src[r*ld + c]; blocks of 32 x 32 threads, 32 columns each, rows
+ * interleaved over threadIdx.y and combined in a fixed order (deterministic) */
+template <typename S, typename A> __global__ void k_colsum(const S *src, long long ld, long long rows, int cols, A *dst)
 {
-    GRID_LOOP(c, (long long)cols)
-    {
-        T s = 0;
-        for (long long r = 0; r < rows; r++) s += src[r * ld + c];
-        dst[c] += s;
+    __shared__ A part[32][33];
+    int c = blockIdx.x * 32 + threadIdx.x;
+    A s = 0;
+    if (c < cols)
+        for (long long r = threadIdx.y; r < rows; r += 32) s += (A)ldT(src + r * ld + c);
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+        A t = 0;
+        for (int k = 0; k < 32; k++) t += part[k][threadIdx.x];
+        dst[c] += t;
     }
 }
 
-template <typename DT, typename T> __global__ void k_acc_store(const T *g, DT *dw, long long n, int add)
+template <typename DT, typename A> __global__ void k_acc_store(const A *g, DT *dw, long long n, int add)
 {
     GRID_LOOP(i, n) stT(dw + i, (add ? (double)ldT(dw + i) : 0.0) + (double)g[i]);
 }
@@ -168,32 +221,54 @@ __device__ __forceinline__ int row_window(const AttnDev &a, long long s, int t, 
     return lo < hi;
 }
 
-/* PR holds scale*<q, k>; softmax over the window, 0 elsewhere */
-template <typename T> __global__ void k_softmax(AttnDev a, T *PR)
+/* One warp per (query row, head) e = row*H + i: Sc holds scale*<q, k> (type A); PR gets the
+ * softmax over the window (0 elsewhere); X, when given, the probabilities with the attention
+ * dropout mask applied (computed from the stored PR value, as backward recomputes it). Two
+ * passes over the row: the running maximum and sum of exponentials (rescaled when the maximum
+ * grows), then the stores. Sc may alias X (each lane reads its element before writing it). */
+template <typename S, typename A> __global__ void k_softmax(AttnDev a, Drop d, const A *Sc, S *PR, S *X)
 {
-    GRID_LOOP(e, a.Sq * a.Tq * a.H)
+    const int lane = threadIdx.x & 31;
+    WARP_LOOP(e, a.Sq * a.Tq * a.H)
     {
         int i = (int)(e % a.H);
         long long row = e / a.H;
         long long s = row / a.Tq;
         int t = (int)(row % a.Tq);
-        T *p = PR + e * a.Tk;
+        const A *sc = Sc + e * a.Tk;
+        S *p = PR + e * a.Tk;
+        S *x = X ? X + e * a.Tk : NULL;
         int j0 = 0, j1 = 0;
         if (!row_window(a, s, t, &j0, &j1)) {
-            for (int j = 0; j < a.Tk; j++) p[j] = 0;
+            for (int j = lane; j < a.Tk; j += 32) {
+                stA(p + j, (A)0);
+                if (x) stA(x + j, (A)0);
+            }
             continue;
         }
-        (void)i;
-        T mx = p[j0];
-        for (int j = j0 + 1; j < j1; j++) mx = p[j] > mx ? p[j] : mx;
-        T sum = 0;
-        for (int j = j0; j < j1; j++) { p[j] = expT(p[j] - mx); sum += p[j]; }
-        for (int j = 0; j < a.Tk; j++) p[j] = (j >= j0 && j < j1) ? p[j] / sum : (T)0;
+        A m = sc[j0], sum = 0; /* the window's first score: a finite start for every lane */
+        for (int j = j0 + lane; j < j1; j += 32) {
+            A v = sc[j];
+            if (v > m) {
+                sum = sum * expT(m - v) + (A)1;
+                m = v;
+            } else {
+                sum += expT(v - m);
+            }
+        }
+        A mx = warp_max(m);
+        sum = warp_sum(sum * expT(m - mx));
+        uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
+        for (int j = lane; j < a.Tk; j += 32) {
+            A v = (j >= j0 && j < j1) ? expT(sc[j] - mx) / sum : (A)0;
+            stA(p + j, v);
+            if (x) stA(x + j, (A)ldT(p + j) * (A)drop_mult(d, 0, base + j));
+        }
     }
 }
 
 /* X = PR with the attention dropout mask applied */
-template <typename T> __global__ void k_attn_drop(AttnDev a, Drop d, const T *PR, T *X)
+template <typename S> __global__ void k_attn_drop(AttnDev a, Drop d, const S *PR, S *X)
 {
     GRID_LOOP(e, a.Sq * a.Tq * a.H * a.Tk)
     {
@@ -203,47 +278,70 @@ template <typename T> __global__ void k_attn_drop(AttnDev a, Drop d, const T *PR
         long long row = rh / a.H;
         long long s = row / a.Tq;
         int t = (int)(row % a.Tq);
-        X[e] = (T)((double)PR[e] * drop_mult(d, 0, (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk + j)));
+        stT(X + e, (double)ldT(PR + e) * drop_mult(d, 0, (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk + j)));
     }
 }
 
-/* X holds dp = <dh, v>; replaced by ds = scale * p * (dp*mult - sum_k p_k dp_k mult_k) */
-template <typename T> __global__ void k_ds(AttnDev a, Drop d, double scale, const T *PR, T *X)
+/* One warp per (query row, head): DP holds dp = <dh, v> (type A); X gets
+ * ds = scale * p * (dp*mult - sum_k p_k dp_k mult_k). DP may alias X. */
+template <typename S, typename A> __global__ void k_ds(AttnDev a, Drop d, double scale, const S *PR, const A *DP, S *X)
 {
-    GRID_LOOP(e, a.Sq * a.Tq * a.H)
+    const int lane = threadIdx.x & 31;
+    WARP_LOOP(e, a.Sq * a.Tq * a.H)
     {
         int i = (int)(e % a.H);
         long long row = e / a.H;
         long long s = row / a.Tq;
         int t = (int)(row % a.Tq);
-        const T *p = PR + e * a.Tk;
-        T *x = X + e * a.Tk;
+        const S *p = PR + e * a.Tk;
+        const A *dp = DP + e * a.Tk;
+        S *x = X + e * a.Tk;
         int j0 = 0, j1 = 0;
         if (!row_window(a, s, t, &j0, &j1)) {
-            for (int j = 0; j < a.Tk; j++) x[j] = 0;
+            for (int j = lane; j < a.Tk; j += 32) stA(x + j, (A)0);
             continue;
         }
         uint64_t base = (uint64_t)(((s * a.H + i) * a.Tq + t) * a.Tk);
-        T dot = 0;
-        for (int j = j0; j < j1; j++) dot += p[j] * x[j] * (T)drop_mult(d, 0, base + j);
-        for (int j = 0; j < a.Tk; j++)
-            x[j] = (j >= j0 && j < j1) ? (T)scale * p[j] * (x[j] * (T)drop_mult(d, 0, base + j) - dot) : (T)0;
+        A dot = 0;
+        for (int j = j0 + lane; j < j1; j += 32) dot += (A)ldT(p + j) * dp[j] * (A)drop_mult(d, 0, base + j);
+        dot = warp_sum(dot);
+        for (int j = lane; j < a.Tk; j += 32) {
+            A v = (j >= j0 && j < j1) ? (A)scale * (A)ldT(p + j) * (dp[j] * (A)drop_mult(d, 0, base + j) - dot) : (A)0;
+            stA(x + j, v);
+        }
     }
 }
 
 /* output rows: post dropout, then the residual */
-template <typename DT, typename T> __global__ void k_post(AttnDev a, Drop d, int O, T *Y, const DT *resid, SeqDev qd)
+template <typename DT, typename S> __global__ void k_post(AttnDev a, Drop d, int O, S *Y, const DT *resid, SeqDev qd)
 {
-    GRID_LOOP(e, a.Sq * a.Tq * O)
+    ROW_LOOP(row, a.Sq * a.Tq)
     {
-        int c = (int)(e % O);
-        long long row = e / O;
         long long s = row / a.Tq;
         int t = (int)(row % a.Tq);
         if (t >= a.lenq[s] || (a.currIdx >= 0 && t != a.currIdx)) continue;
-        double y = (double)Y[e] * drop_mult(d, 1, (uint64_t)e);
-        if (resid) y += (double)ldT(resid + sd_off(qd, s, t) + c * qd.st_v);
-        Y[e] = (T)y;
+        for (int c = threadIdx.x; c < O; c += blockDim.x) {
+            long long e = row * O + c;
+            double y = (double)ldT(Y + e) * drop_mult(d, 1, (uint64_t)e);
+            if (resid) y += (double)ldT(resid + sd_off(qd, s, t) + c * qd.st_v);
+            stT(Y + e, y);
+        }
+    }
+}
+
+/* the pointer arrays of a batched GEMM over (group g, head i), entry g*H + i: base + g*sg + i*sh (bytes) */
+struct PtrSpec {
+    const char *base;
+    long long sg, sh;
+};
+__global__ void k_ptrs(PtrSpec a, PtrSpec b, PtrSpec c, int groups, int H, const void **pa, const void **pb, void **pc)
+{
+    GRID_LOOP(e, (long long)groups * H)
+    {
+        long long gi = e / H, i = e % H;
+        pa[e] = a.base + gi * a.sg + i * a.sh;
+        pb[e] = b.base + gi * b.sg + i * b.sh;
+        pc[e] = (void *)(c.base + gi * c.sg + i * c.sh);
     }
 }
 
@@ -269,13 +367,17 @@ Drop dropdev(const struct cudnnDropoutStruct *d)
     return r;
 }
 
-template <typename T> struct Eng {
+template <typename S, typename A> struct Eng {
     const fdnn_attn_run *r;
     const fdnn_attn_geom *g;
     cudaStream_t st;
     const fdnn_cublas_api *cb;
     cublasHandle_t ch;
-    T *W, *QB, *KB, *VB, *PR, *HD, *DQB, *DKB, *DVB, *XQ, *XK, *XV, *Y, *DHD, *X;
+    cublasComputeType_t ctype;
+    A *Wg; /* weight gradients (backward weights) */
+    S *QB, *KB, *VB, *PR, *HD, *DQB, *DKB, *DVB, *XQ, *XK, *XV, *Y, *DHD, *X;
+    A *Xa; /* scores / dP: X's second half (DOUBLE: X itself) */
+    void **ptrs;
     long long Sq, Skv, rq, rk, nqb, nkb, nvb, npr, nhd;
     int groups, Mrows;
     AttnDev ad;
@@ -286,18 +388,25 @@ template <typename T> struct Eng {
         g = &run->g;
         st = (cudaStream_t)run->handle->stream;
         FDNN_CHECK(fdnn_cublas_handle(run->handle, &cb, &ch));
+        ctype = sizeof(A) == sizeof(double) ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
         Sq = (long long)g->B * g->Mq; Skv = (long long)g->B * g->Mkv;
         rq = Sq * g->Tq; rk = Skv * g->Tk;
         nqb = rq * g->H * g->Qp; nkb = rk * g->H * g->Kp; nvb = rk * g->H * g->Vp;
         npr = rq * g->H * g->Tk; nhd = rq * g->H * g->Vp;
-        T *w = (T *)run->work;
-        W = w; w += fdnn_attn_weight_count(g);
-        T *f = run->res ? (T *)run->res : w;
-        if (!run->res) w += nqb + nkb + nvb + npr + nhd;
-        QB = f; f += nqb; KB = f; f += nkb; VB = f; f += nvb; PR = f; f += npr; HD = f; f += nhd;
-        DQB = f; f += nqb; DKB = f; f += nkb; DVB = f;
-        XQ = w; w += rq * g->qS; XK = w; w += rk * g->kS; XV = w; w += rk * g->vS;
-        Y = w; w += rq * g->O; DHD = w; w += nhd; X = w; w += npr;
+        /* every buffer advances by the CPU engine's 8 bytes per element */
+        const size_t E = sizeof(double);
+        char *w = (char *)run->work;
+        Wg = (A *)w; w += (size_t)fdnn_attn_weight_count(g) * E;
+        char *f = run->res ? (char *)run->res : w;
+        if (!run->res) w += (size_t)(nqb + nkb + nvb + npr + nhd) * E;
+        QB = (S *)f; f += nqb * E; KB = (S *)f; f += nkb * E; VB = (S *)f; f += nvb * E; PR = (S *)f; f += npr * E; HD = (S *)f; f += nhd * E;
+        DQB = (S *)f; f += nqb * E; DKB = (S *)f; f += nkb * E; DVB = (S *)f;
+        XQ = (S *)w; w += (size_t)(rq * g->qS) * E; XK = (S *)w; w += (size_t)(rk * g->kS) * E; XV = (S *)w; w += (size_t)(rk * g->vS) * E;
+        Y = (S *)w; w += (size_t)(rq * g->O) * E; DHD = (S *)w; w += (size_t)nhd * E;
+        X = (S *)w;
+        Xa = sizeof(S) + sizeof(A) <= E ? (A *)(w + (size_t)npr * (E - sizeof(A))) : (A *)w;
+        w += (size_t)npr * E;
+        ptrs = (void **)w; w += (size_t)(3 * Sq * g->H + 1) * E;
         int *ints = (int *)w;
         ad.H = g->H; ad.Tq = g->Tq; ad.Tk = g->Tk; ad.Mq = g->Mq; ad.Mkv = g->Mkv; ad.one_to_one = g->one_to_one; ad.currIdx = currIdx;
         ad.Sq = Sq;
@@ -312,88 +421,95 @@ template <typename T> struct Eng {
         return fdnn_cuda_check(e, "attention: copying sequence lengths and windows");
     }
 
-    const T *wp(int kind) const
+    /* a weight matrix / bias straight from the weight space (data type == S) */
+    const S *wp(int kind) const
     {
         int64_t o = fdnn_attn_weight_off(g, kind, NULL, NULL);
-        return o < 0 ? NULL : W + o;
+        return o < 0 ? NULL : (const S *)r->w + o;
     }
 
-    /* row-major C[M x N] = alpha op(A) op(B) + beta C */
-    cudnnStatus_t gemm(int ta, int tb, long long M, long long N, long long K, T alpha, const T *A, long long lda, const T *B, long long ldb, T beta,
-                       T *C, long long ldc)
+    /* row-major C[M x N] = alpha op(A) op(B) + beta C; A and B of type S, C of type S or A (cdt) */
+    cudnnStatus_t gemm(int ta, int tb, long long M, long long N, long long K, A alpha, const S *Am, long long lda, const S *B, long long ldb, A beta,
+                       void *C, cudaDataType cdt, long long ldc)
     {
         if (M <= 0 || N <= 0) return CUDNN_STATUS_SUCCESS;
         return fdnn_cublas_check(cb->gemm_ex(ch, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)N, (int)M, (int)K, &alpha, B,
-                                             CT<T>::dt, (int)ldb, A, CT<T>::dt, (int)lda, &beta, C, CT<T>::dt, (int)ldc, CT<T>::ct,
-                                             CUBLAS_GEMM_DEFAULT),
+                                             CT<S>::dt, (int)ldb, Am, CT<S>::dt, (int)lda, &beta, C, cdt, (int)ldc, ctype, CUBLAS_GEMM_DEFAULT),
                                  "attention: cublasGemmEx");
     }
 
-    /* column-major strided batched GEMM over the groups */
-    cudnnStatus_t sb(int ta, int tb, long long m, long long n, long long k, T alpha, const T *A, long long lda, long long sA, const T *B,
-                     long long ldb, long long sB, T *C, long long ldc, long long sC)
+    /* column-major C = alpha op(A) op(B), one batched GEMM over (group, head): operand X of
+     * entry (gi, i) at X + gi*sX + i*hX (elements of S; C of type C_) */
+    template <typename C_>
+    cudnnStatus_t bgemm(int ta, int tb, long long m, long long n, long long k, A alpha, const S *Am, long long lda, long long sA, long long hA,
+                        const S *B, long long ldb, long long sB, long long hB, C_ *C, long long ldc, long long sC, long long hC)
     {
-        T beta = 0;
-        return fdnn_cublas_check(cb->gemm_strided_batched_ex(ch, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, (int)m, (int)n,
-                                                             (int)k, &alpha, A, CT<T>::dt, (int)lda, sA, B, CT<T>::dt, (int)ldb, sB, &beta, C,
-                                                             CT<T>::dt, (int)ldc, sC, groups, CT<T>::ct, CUBLAS_GEMM_DEFAULT),
-                                 "attention: cublasGemmStridedBatchedEx");
+        const int H = g->H;
+        long long nb = (long long)groups * H;
+        if (nb <= 0 || m <= 0 || n <= 0) return CUDNN_STATUS_SUCCESS;
+        const void **pa = (const void **)ptrs, **pb = (const void **)ptrs + nb;
+        void **pc = ptrs + 2 * nb;
+        PtrSpec a = {(const char *)Am, sA * (long long)sizeof(S), hA * (long long)sizeof(S)};
+        PtrSpec b = {(const char *)B, sB * (long long)sizeof(S), hB * (long long)sizeof(S)};
+        PtrSpec c = {(const char *)C, sC * (long long)sizeof(C_), hC * (long long)sizeof(C_)};
+        k_ptrs<<<grid_for(nb), BLK, 0, st>>>(a, b, c, groups, H, pa, pb, pc);
+        A beta = 0;
+        return fdnn_cublas_check(cb->gemm_batched_ex(ch, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, (int)m, (int)n, (int)k,
+                                                     &alpha, pa, CT<S>::dt, (int)lda, pb, CT<S>::dt, (int)ldb, &beta, pc, CT<C_>::dt, (int)ldc,
+                                                     (int)nb, ctype, CUBLAS_GEMM_DEFAULT),
+                                 "attention: cublasGemmBatchedEx");
     }
 
-    cudnnStatus_t project(const T *Xin, long long rows, int in, int P, int has_w, const T *WT, const T *bias, T *out)
+    cudnnStatus_t project(const S *Xin, long long rows, int in, int P, int has_w, const S *WT, const S *bias, S *out)
     {
         int H = g->H;
         if (has_w) {
-            FDNN_CHECK(gemm(0, 0, rows, (long long)H * P, in, 1, Xin, in, WT, (long long)H * P, 0, out, (long long)H * P));
-            if (bias) k_bias_rows<T><<<grid_for(rows * H * P), BLK, 0, st>>>(out, rows, H * P, bias);
+            FDNN_CHECK(gemm(0, 0, rows, (long long)H * P, in, 1, Xin, in, WT, (long long)H * P, 0, out, CT<S>::dt, (long long)H * P));
+            if (bias) k_bias_rows<S, A><<<grid_for(rows * H * P), BLK, 0, st>>>(out, rows, H * P, bias);
         } else {
-            k_copy_heads<T><<<grid_for(rows * H * in), BLK, 0, st>>>(Xin, rows, in, H, out);
+            k_copy_heads<S><<<grid_for(rows * H * in), BLK, 0, st>>>(Xin, rows, in, H, out);
         }
         return CUDNN_STATUS_SUCCESS;
     }
 
-    template <typename DT> void load_weights()
+    cudnnStatus_t launched(const char *what) { return fdnn_cuda_check(cudaGetLastError(), what); }
+
+    void softmax(const A *Sc, S *Xd)
     {
-        long long nw = fdnn_attn_weight_count(g);
-        if (nw) k_convert<DT, T><<<grid_for(nw), BLK, 0, st>>>((const DT *)r->w, W, nw);
+        k_softmax<S, A><<<grid_warps(rq * g->H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), Sc, PR, Xd);
     }
 
-    cudnnStatus_t launched(const char *what) { return fdnn_cuda_check(cudaGetLastError(), what); }
+    void dsoftmax(const A *DP, S *Xd)
+    {
+        k_ds<S, A><<<grid_warps(rq * g->H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), g->scale, PR, DP, Xd);
+    }
 
     template <typename DT>
     cudnnStatus_t forward(int currIdx, const struct cudnnSeqDataStruct *qd, const DT *q, const DT *resid, const struct cudnnSeqDataStruct *kd,
                           const DT *k, const struct cudnnSeqDataStruct *vd, const DT *v, const struct cudnnSeqDataStruct *od, DT *out)
     {
         FDNN_CHECK(init(r, currIdx));
-        load_weights<DT>();
         const int H = g->H, Tq = g->Tq, Tk = g->Tk, Qp = g->Qp, Vp = g->Vp, O = g->O;
-        k_gather<DT, T><<<grid_for(rq * g->qS), BLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, currIdx, XQ);
-        k_gather<DT, T><<<grid_for(rk * g->kS), BLK, 0, st>>>(seqdev(kd), k, Skv, Tk, g->kS, ad.lenkv, -1, XK);
-        k_gather<DT, T><<<grid_for(rk * g->vS), BLK, 0, st>>>(seqdev(vd), v, Skv, Tk, g->vS, ad.lenkv, -1, XV);
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, currIdx, XQ);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(kd), k, Skv, Tk, g->kS, ad.lenkv, -1, XK);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(vd), v, Skv, Tk, g->vS, ad.lenkv, -1, XV);
         FDNN_CHECK(project(XQ, rq, g->qS, Qp, g->qP > 0, wp(0), wp(4), QB));
         FDNN_CHECK(project(XK, rk, g->kS, g->Kp, g->kP > 0, wp(1), wp(5), KB));
         FDNN_CHECK(project(XV, rk, g->vS, Vp, g->vP > 0, wp(2), wp(6), VB));
         const long long HQ = (long long)H * Qp, HV = (long long)H * Vp, HT = (long long)H * Tk;
-        for (int i = 0; i < H; i++)
-            FDNN_CHECK(sb(1, 0, Tk, Mrows, Qp, (T)g->scale, KB + (long long)i * Qp, HQ, Tk * HQ, QB + (long long)i * Qp, HQ, Mrows * HQ,
-                          PR + (long long)i * Tk, HT, Mrows * HT));
-        k_softmax<T><<<grid_for(rq * H), BLK, 0, st>>>(ad, PR);
-        const T *P = PR;
-        if (r->attn_drop) {
-            k_attn_drop<T><<<grid_for(npr), BLK, 0, st>>>(ad, dropdev(r->attn_drop), PR, X);
-            P = X;
-        }
-        for (int i = 0; i < H; i++)
-            FDNN_CHECK(sb(0, 0, Vp, Mrows, Tk, 1, VB + (long long)i * Vp, HV, Tk * HV, P + (long long)i * Tk, HT, Mrows * HT, HD + (long long)i * Vp,
-                          HV, Mrows * HV));
+        /* scores (type A) = scale Q K^T for all groups and heads */
+        FDNN_CHECK(bgemm<A>(1, 0, Tk, Mrows, Qp, (A)g->scale, KB, HQ, Tk * HQ, Qp, QB, HQ, Mrows * HQ, Qp, Xa, HT, Mrows * HT, Tk));
+        softmax(Xa, r->attn_drop ? X : (S *)NULL);
+        const S *P = r->attn_drop ? X : PR;
+        FDNN_CHECK(bgemm<S>(0, 0, Vp, Mrows, Tk, 1, VB, HV, Tk * HV, Vp, P, HT, Mrows * HT, Tk, HD, HV, Mrows * HV, Vp));
         if (g->oP) {
-            FDNN_CHECK(gemm(0, 0, rq, O, HV, 1, HD, HV, wp(3), O, 0, Y, O));
-            if (wp(7)) k_bias_rows<T><<<grid_for(rq * O), BLK, 0, st>>>(Y, rq, O, wp(7));
+            FDNN_CHECK(gemm(0, 0, rq, O, HV, 1, HD, HV, wp(3), O, 0, Y, CT<S>::dt, O));
+            if (wp(7)) k_bias_rows<S, A><<<grid_for(rq * O), BLK, 0, st>>>(Y, rq, O, wp(7));
         } else {
-            cudaMemcpyAsync(Y, HD, sizeof(T) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
+            cudaMemcpyAsync(Y, HD, sizeof(S) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
         }
-        k_post<DT, T><<<grid_for(rq * O), BLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, resid, seqdev(qd));
-        k_scatter<DT, T><<<grid_for(rq * O), BLK, 0, st>>>(seqdev(od), out, Sq, Tq, O, ad.lenq, currIdx, Y);
+        if (r->post_drop || resid) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, resid, seqdev(qd));
+        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(od), out, Sq, Tq, O, ad.lenq, currIdx, Y);
         return launched("attention forward");
     }
 
@@ -402,41 +518,35 @@ template <typename T> struct Eng {
                                 const struct cudnnSeqDataStruct *dkd, DT *dk, const struct cudnnSeqDataStruct *dvd, DT *dv)
     {
         FDNN_CHECK(init(r, -1));
-        load_weights<DT>();
         const int H = g->H, Tq = g->Tq, Tk = g->Tk, Qp = g->Qp, Vp = g->Vp, O = g->O;
         const long long HQ = (long long)H * Qp, HV = (long long)H * Vp, HT = (long long)H * Tk;
-        k_gather<DT, T><<<grid_for(rq * O), BLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
-        if (r->post_drop) k_post<DT, T><<<grid_for(rq * O), BLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
-        if (g->oP) FDNN_CHECK(gemm(0, 1, rq, HV, O, 1, Y, O, wp(3), O, 0, DHD, HV));
-        else cudaMemcpyAsync(DHD, Y, sizeof(T) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
-        const T *P = PR;
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
+        if (r->post_drop) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
+        if (g->oP) FDNN_CHECK(gemm(0, 1, rq, HV, O, 1, Y, O, wp(3), O, 0, DHD, CT<S>::dt, HV));
+        else cudaMemcpyAsync(DHD, Y, sizeof(S) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
+        const S *P = PR;
         if (r->attn_drop) {
-            k_attn_drop<T><<<grid_for(npr), BLK, 0, st>>>(ad, dropdev(r->attn_drop), PR, X);
+            k_attn_drop<S><<<grid_for(npr), BLK, 0, st>>>(ad, dropdev(r->attn_drop), PR, X);
             P = X;
         }
-        for (int i = 0; i < H; i++) /* dV = P'^T dH */
-            FDNN_CHECK(sb(0, 1, Vp, Tk, Mrows, 1, DHD + (long long)i * Vp, HV, Mrows * HV, P + (long long)i * Tk, HT, Mrows * HT,
-                          DVB + (long long)i * Vp, HV, Tk * HV));
-        for (int i = 0; i < H; i++) /* dP = dH V^T */
-            FDNN_CHECK(sb(1, 0, Tk, Mrows, Vp, 1, VB + (long long)i * Vp, HV, Tk * HV, DHD + (long long)i * Vp, HV, Mrows * HV, X + (long long)i * Tk,
-                          HT, Mrows * HT));
-        k_ds<T><<<grid_for(rq * H), BLK, 0, st>>>(ad, dropdev(r->attn_drop), g->scale, PR, X);
-        for (int i = 0; i < H; i++) { /* dQ = dS K, dK = dS^T Q */
-            FDNN_CHECK(sb(0, 0, Qp, Mrows, Tk, 1, KB + (long long)i * Qp, HQ, Tk * HQ, X + (long long)i * Tk, HT, Mrows * HT, DQB + (long long)i * Qp,
-                          HQ, Mrows * HQ));
-            FDNN_CHECK(sb(0, 1, Qp, Tk, Mrows, 1, QB + (long long)i * Qp, HQ, Mrows * HQ, X + (long long)i * Tk, HT, Mrows * HT, DKB + (long long)i * Qp,
-                          HQ, Tk * HQ));
-        }
-        struct { const T *D; T *Xa; long long rows; int in, P, has, wk; } sd[3] = {
+        /* dV = P'^T dH */
+        FDNN_CHECK(bgemm<S>(0, 1, Vp, Tk, Mrows, 1, DHD, HV, Mrows * HV, Vp, P, HT, Mrows * HT, Tk, DVB, HV, Tk * HV, Vp));
+        /* dP (type A) = dH V^T */
+        FDNN_CHECK(bgemm<A>(1, 0, Tk, Mrows, Vp, 1, VB, HV, Tk * HV, Vp, DHD, HV, Mrows * HV, Vp, Xa, HT, Mrows * HT, Tk));
+        dsoftmax(Xa, X);
+        /* dQ = dS K, dK = dS^T Q */
+        FDNN_CHECK(bgemm<S>(0, 0, Qp, Mrows, Tk, 1, KB, HQ, Tk * HQ, Qp, X, HT, Mrows * HT, Tk, DQB, HQ, Mrows * HQ, Qp));
+        FDNN_CHECK(bgemm<S>(0, 1, Qp, Tk, Mrows, 1, QB, HQ, Mrows * HQ, Qp, X, HT, Mrows * HT, Tk, DKB, HQ, Tk * HQ, Qp));
+        struct { const S *D; S *Xs; long long rows; int in, P, has, wk; } sd[3] = {
             {DQB, XQ, rq, g->qS, Qp, g->qP > 0, 0}, {DKB, XK, rk, g->kS, g->Kp, g->kP > 0, 1}, {DVB, XV, rk, g->vS, Vp, g->vP > 0, 2}};
         for (int a = 0; a < 3; a++) {
             long long HP = (long long)H * sd[a].P;
-            if (sd[a].has) FDNN_CHECK(gemm(0, 1, sd[a].rows, sd[a].in, HP, 1, sd[a].D, HP, wp(sd[a].wk), HP, 0, sd[a].Xa, sd[a].in));
-            else k_sum_heads<T><<<grid_for(sd[a].rows * sd[a].in), BLK, 0, st>>>(sd[a].D, sd[a].rows, sd[a].in, H, sd[a].Xa);
+            if (sd[a].has) FDNN_CHECK(gemm(0, 1, sd[a].rows, sd[a].in, HP, 1, sd[a].D, HP, wp(sd[a].wk), HP, 0, sd[a].Xs, CT<S>::dt, sd[a].in));
+            else k_sum_heads<S, A><<<grid_for(sd[a].rows * sd[a].in), BLK, 0, st>>>(sd[a].D, sd[a].rows, sd[a].in, H, sd[a].Xs);
         }
-        k_scatter<DT, T><<<grid_for(rq * g->qS), BLK, 0, st>>>(seqdev(dqd), dq, Sq, Tq, g->qS, ad.lenq, -1, XQ);
-        k_scatter<DT, T><<<grid_for(rk * g->kS), BLK, 0, st>>>(seqdev(dkd), dk, Skv, Tk, g->kS, ad.lenkv, -1, XK);
-        k_scatter<DT, T><<<grid_for(rk * g->vS), BLK, 0, st>>>(seqdev(dvd), dv, Skv, Tk, g->vS, ad.lenkv, -1, XV);
+        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dqd), dq, Sq, Tq, g->qS, ad.lenq, -1, XQ);
+        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dkd), dk, Skv, Tk, g->kS, ad.lenkv, -1, XK);
+        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dvd), dv, Skv, Tk, g->vS, ad.lenkv, -1, XV);
         return launched("attention backward data");
     }
 
@@ -447,30 +557,31 @@ template <typename T> struct Eng {
         FDNN_CHECK(init(r, -1));
         const int H = g->H, Tq = g->Tq, Vp = g->Vp, O = g->O;
         long long nw = fdnn_attn_weight_count(g);
-        T *G = W;
-        cudaMemsetAsync(G, 0, sizeof(T) * (size_t)nw, st);
-        k_gather<DT, T><<<grid_for(rq * g->qS), BLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, -1, XQ);
-        k_gather<DT, T><<<grid_for(rk * g->kS), BLK, 0, st>>>(seqdev(kd), k, Skv, g->Tk, g->kS, ad.lenkv, -1, XK);
-        k_gather<DT, T><<<grid_for(rk * g->vS), BLK, 0, st>>>(seqdev(vd), v, Skv, g->Tk, g->vS, ad.lenkv, -1, XV);
-        k_gather<DT, T><<<grid_for(rq * O), BLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
-        if (r->post_drop) k_post<DT, T><<<grid_for(rq * O), BLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
-        struct { const T *D, *Xa; long long rows; int in, P, has, wk, bk; } sd[3] = {
+        A *G = Wg;
+        cudaMemsetAsync(G, 0, sizeof(A) * (size_t)nw, st);
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(qd), q, Sq, Tq, g->qS, ad.lenq, -1, XQ);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(kd), k, Skv, g->Tk, g->kS, ad.lenkv, -1, XK);
+        k_gather<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(vd), v, Skv, g->Tk, g->vS, ad.lenkv, -1, XV);
+        k_gather<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, -1, Y);
+        if (r->post_drop) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, (const DT *)NULL, seqdev(dod));
+        struct { const S *D, *Xs; long long rows; int in, P, has, wk, bk; } sd[3] = {
             {DQB, XQ, rq, g->qS, g->Qp, g->qP > 0, 0, 4}, {DKB, XK, rk, g->kS, g->Kp, g->kP > 0, 1, 5}, {DVB, XV, rk, g->vS, Vp, g->vP > 0, 2, 6}};
+        const dim3 cs(32, 32);
         for (int a = 0; a < 3; a++) {
             if (!sd[a].has) continue;
             long long HP = (long long)H * sd[a].P;
-            T *gw = G + fdnn_attn_weight_off(g, sd[a].wk, NULL, NULL);
+            A *gw = G + fdnn_attn_weight_off(g, sd[a].wk, NULL, NULL);
             int64_t bo = fdnn_attn_weight_off(g, sd[a].bk, NULL, NULL);
-            FDNN_CHECK(gemm(1, 0, sd[a].in, HP, sd[a].rows, 1, sd[a].Xa, sd[a].in, sd[a].D, HP, 0, gw, HP));
-            if (bo >= 0) k_colsum<T><<<grid_for(HP), BLK, 0, st>>>(sd[a].D, HP, sd[a].rows, (int)HP, G + bo);
+            FDNN_CHECK(gemm(1, 0, sd[a].in, HP, sd[a].rows, 1, sd[a].Xs, sd[a].in, sd[a].D, HP, 0, gw, CT<A>::dt, HP));
+            if (bo >= 0) k_colsum<S, A><<<(unsigned)((HP + 31) / 32), cs, 0, st>>>(sd[a].D, HP, sd[a].rows, (int)HP, G + bo);
         }
         if (g->oP) {
             long long HV = (long long)H * Vp;
-            FDNN_CHECK(gemm(1, 0, HV, O, rq, 1, HD, HV, Y, O, 0, G + fdnn_attn_weight_off(g, 3, NULL, NULL), O));
+            FDNN_CHECK(gemm(1, 0, HV, O, rq, 1, HD, HV, Y, O, 0, G + fdnn_attn_weight_off(g, 3, NULL, NULL), CT<A>::dt, O));
             int64_t bo = fdnn_attn_weight_off(g, 7, NULL, NULL);
-            if (bo >= 0) k_colsum<T><<<grid_for(O), BLK, 0, st>>>(Y, O, rq, O, G + bo);
+            if (bo >= 0) k_colsum<S, A><<<(unsigned)((O + 31) / 32), cs, 0, st>>>(Y, O, rq, O, G + bo);
         }
-        if (nw) k_acc_store<DT, T><<<grid_for(nw), BLK, 0, st>>>(G, dw, nw, add);
+        if (nw) k_acc_store<DT, A><<<grid_for(nw), BLK, 0, st>>>(G, dw, nw, add);
         return launched("attention backward weights");
     }
 };
@@ -479,9 +590,9 @@ template <typename T> struct Eng {
 
 #define ATTN_DISPATCH(CALL)                                                                                                               \
     switch (r->dt) {                                                                                                                       \
-    case CUDNN_DATA_DOUBLE: { Eng<double> e; e.r = r; typedef double DT; return e.CALL; }                                                  \
-    case CUDNN_DATA_FLOAT: { Eng<float> e; e.r = r; typedef float DT; return e.CALL; }                                                     \
-    case CUDNN_DATA_HALF: { Eng<float> e; e.r = r; typedef __half DT; return e.CALL; }                                                     \
+    case CUDNN_DATA_DOUBLE: { Eng<double, double> e; e.r = r; typedef double DT; return e.CALL; }                                          \
+    case CUDNN_DATA_FLOAT: { Eng<float, float> e; e.r = r; typedef float DT; return e.CALL; }                                              \
+    case CUDNN_DATA_HALF: { Eng<__half, float> e; e.r = r; typedef __half DT; return e.CALL; }                                             \
     default: return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "attention data type %s is not supported on the CUDA backend", fdnn_dtype_name(r->dt)); \
     }
 

@@ -40,6 +40,7 @@ static void load_once(void)
     *(void **)&g_api.set_math_mode = sym(lib, "cublasSetMathMode", 1, &bad);
     *(void **)&g_api.gemm_ex = sym(lib, "cublasGemmEx", 1, &bad);
     *(void **)&g_api.gemm_strided_batched_ex = sym(lib, "cublasGemmStridedBatchedEx", 1, &bad);
+    *(void **)&g_api.gemm_batched_ex = sym(lib, "cublasGemmBatchedEx", 1, &bad);
     *(void **)&g_api.set_workspace = sym(lib, "cublasSetWorkspace_v2", 0, &bad);
     if (bad) {
         dlclose(lib);

@@ -21,6 +21,9 @@ typedef struct fdnn_cublas_api {
                                               const void *, cudaDataType, int, long long, const void *, cudaDataType, int, long long,
                                               const void *, void *, cudaDataType, int, long long, int, cublasComputeType_t,
                                               cublasGemmAlgo_t);
+    cublasStatus_t (*gemm_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *, const void *const *,
+                                      cudaDataType, int, const void *const *, cudaDataType, int, const void *, void *const *, cudaDataType, int,
+                                      int, cublasComputeType_t, cublasGemmAlgo_t);
     cublasStatus_t (*set_workspace)(cublasHandle_t, void *, size_t); /* NULL when the library lacks it */
 } fdnn_cublas_api;
 
