@@ -211,6 +211,46 @@ int main(void)
             printf("%s channels-last: 36 cases, %d with failures\n", dn[dir], fails);
         }
     }
+    /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
+     * kernels (first in every list). Packed NHWC with an even C and m == 1 takes the two-channel
+     * vector path, 3x3 and 5x5 the unrolled ones, other filters / layouts the generic ones; the
+     * larger spatial cases make the backward filter split its reduction (workspace partials),
+     * in channels-last (32-channel blocks) and NCHW (one channel per block) form. */
+    {
+        static const cudnnDataType_t DT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
+        static const int CH[] = {2, 4, 8, 6, 16, 34, 3, 5, 1, 40};
+        for (int dir = 0; dir < 3; dir++) {
+            int fails = 0, ncases = 60;
+            for (int i = 0; i < ncases; i++) {
+                tcase t;
+                tc_random_shape(&t, 0);
+                const int m = i % 5 == 4 ? th_randint(2, 3) : 1;
+                t.g = t.c = CH[th_randint(0, 9)];
+                t.k = m * t.c;
+                t.n = th_randint(1, 2);
+                const int big = i % 8 == 7;
+                for (int a = 1; a < 3; a++) {
+                    t.flt[a] = i % 3 == 0 ? 3 : i % 3 == 1 ? 5 : th_randint(1, 4);
+                    t.stride[a] = th_randint(1, 2);
+                    t.dil[a] = th_randint(0, 3) == 0 ? 2 : 1;
+                    const int eff = (t.flt[a] - 1) * t.dil[a] + 1;
+                    t.pad[a] = th_randint(0, eff - 1 < 3 ? eff - 1 : 3);
+                    t.in[a] = big ? th_randint(40, 50) : th_randint(eff, 14);
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                if (big) {
+                    t.n = 2;
+                    t.stride[1] = t.stride[2] = 1;
+                    for (int a = 1; a < 3; a++) t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                if (i % 2 == 0) t.xlay = t.ylay = LAY_NHWC;
+                else if (i % 4 == 1) t.xlay = t.ylay = LAY_NCHW;
+                pick_types(&t, DT[(i / 2) % 4]);
+                if (!run_case(h, dir, &t)) fails++;
+            }
+            printf("%s depthwise: %d cases, %d with failures\n", dn[dir], ncases, fails);
+        }
+    }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
     for (int pass = 0; pass < 2; pass++) {
