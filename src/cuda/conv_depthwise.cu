@@ -57,9 +57,11 @@ template <> struct VecLd<__nv_bfloat16, float, 2> {
 };
 
 /* Forward. Output channel k reads input channel k / m (m = G.kg). KS > 0: R = S = KS known at
- * compile time. CF: channel fastest across threads. CV > 1 only with m == 1, K % CV == 0 and
- * channel stride 1 in x and y (checked by the launcher, with alignment). */
-template <typename T, typename ACC, int CV, int QV, int KS, bool CF>
+ * compile time. SW > 0 (only with KS > 0): the W stride is SW and the W dilation 1, so each
+ * filter row reads one segment of (QV-1)*SW + KS input columns, loaded once into registers.
+ * CF: channel fastest across threads. CV > 1 only with m == 1, K % CV == 0 and channel
+ * stride 1 in x and y (checked by the launcher, with alignment). */
+template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF>
 __global__ void __launch_bounds__(256)
 dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y, double alpha, double beta)
 {
@@ -100,20 +102,44 @@ dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y
             if (ih < 0 || ih >= H) continue;
             const int rf = G.flip ? R - 1 - rr : rr;
             const T *xrow = xn + ih * G.xs[3];
+            if constexpr (SW > 0) {
+                constexpr int L = (QV - 1) * SW + (KS > 0 ? KS : 1);
+                ACC seg[L][CV];
 #pragma unroll
-            for (int s = 0; s < S; s++) {
-                const int sf = G.flip ? S - 1 - s : s;
-                ACC wv[CV];
+                for (int i = 0; i < L; i++) {
+                    const int iw = w0 + i;
+                    if (iw >= 0 && iw < W) VecLd<T, ACC, CV>::load(xrow + iw * G.xs[4], seg[i]);
+                    else
 #pragma unroll
-                for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+                        for (int v = 0; v < CV; v++) seg[i][v] = 0;
+                }
 #pragma unroll
-                for (int j = 0; j < QV; j++) {
-                    const int iw = w0 + j * G.str[2] + s * G.dil[2];
-                    if (q0 + j >= Q || iw < 0 || iw >= W) continue;
-                    ACC xv[CV];
-                    VecLd<T, ACC, CV>::load(xrow + iw * G.xs[4], xv);
+                for (int s = 0; s < S; s++) {
+                    const int sf = G.flip ? S - 1 - s : s;
+                    ACC wv[CV];
 #pragma unroll
-                    for (int v = 0; v < CV; v++) acc[v][j] += xv[v] * wv[v];
+                    for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+#pragma unroll
+                    for (int j = 0; j < QV; j++)
+#pragma unroll
+                        for (int v = 0; v < CV; v++) acc[v][j] += seg[j * SW + s][v] * wv[v];
+                }
+            } else {
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    const int sf = G.flip ? S - 1 - s : s;
+                    ACC wv[CV];
+#pragma unroll
+                    for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+#pragma unroll
+                    for (int j = 0; j < QV; j++) {
+                        const int iw = w0 + j * G.str[2] + s * G.dil[2];
+                        if (q0 + j >= Q || iw < 0 || iw >= W) continue;
+                        ACC xv[CV];
+                        VecLd<T, ACC, CV>::load(xrow + iw * G.xs[4], xv);
+#pragma unroll
+                        for (int v = 0; v < CV; v++) acc[v][j] += xv[v] * wv[v];
+                    }
                 }
             }
         }
@@ -129,8 +155,9 @@ dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y
 
 /* Backward data: dx[n,c,ih,iw] = sum over k = c*m .. c*m+m-1 and taps (r, s) with
  * ih = oh*sh - ph + r*dh, iw = ow*sw - pw + s*dw of dy[n,k,oh,ow] * w[k, rf, sf]. Thread shape
- * as in the forward kernel, over dx (channels c, columns iw). */
-template <typename T, typename ACC, int CV, int QV, int KS, bool CF>
+ * as in the forward kernel, over dx (channels c, columns iw). SW == 1 (only with KS > 0): W stride
+ * and dilation 1, so each filter row reads one segment of QV + KS - 1 dy columns, loaded once. */
+template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF>
 __global__ void __launch_bounds__(256)
 dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restrict__ dy, double alpha, double beta)
 {
@@ -172,22 +199,48 @@ dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restri
                 if (oh >= P) continue;
                 const int rf = G.flip ? R - 1 - rr : rr;
                 const T *dyrow = dyn + oh * G.ys[3];
+                if constexpr (SW > 0) {
+                    /* ow = i0 + j + pw - s: segment ow0 = i0 + pw - (KS-1) .. i0 + pw + QV - 1 */
+                    constexpr int KK = KS > 0 ? KS : 1, L = QV + KK - 1;
+                    const int ow0 = i0 + G.pad[2] - (KK - 1);
+                    ACC seg[L][CV];
 #pragma unroll
-                for (int s = 0; s < S; s++) {
-                    const int sf = G.flip ? S - 1 - s : s;
-                    ACC wv[CV];
+                    for (int i = 0; i < L; i++) {
+                        const int ow = ow0 + i;
+                        if (ow >= 0 && ow < Q) VecLd<T, ACC, CV>::load(dyrow + ow * G.ys[4], seg[i]);
+                        else
 #pragma unroll
-                    for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+                            for (int v = 0; v < CV; v++) seg[i][v] = 0;
+                    }
 #pragma unroll
-                    for (int j = 0; j < QV; j++) {
-                        const int nw = i0 + j + G.pad[2] - s * G.dil[2];
-                        if (i0 + j >= W || nw < 0 || nw % G.str[2]) continue;
-                        const int ow = nw / G.str[2];
-                        if (ow >= Q) continue;
-                        ACC gv[CV];
-                        VecLd<T, ACC, CV>::load(dyrow + ow * G.ys[4], gv);
+                    for (int s = 0; s < KK; s++) {
+                        const int sf = G.flip ? KK - 1 - s : s;
+                        ACC wv[CV];
 #pragma unroll
-                        for (int v = 0; v < CV; v++) acc[v][j] += gv[v] * wv[v];
+                        for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+#pragma unroll
+                        for (int j = 0; j < QV; j++)
+#pragma unroll
+                            for (int v = 0; v < CV; v++) acc[v][j] += seg[j + KK - 1 - s][v] * wv[v];
+                    }
+                } else {
+#pragma unroll
+                    for (int s = 0; s < S; s++) {
+                        const int sf = G.flip ? S - 1 - s : s;
+                        ACC wv[CV];
+#pragma unroll
+                        for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+#pragma unroll
+                        for (int j = 0; j < QV; j++) {
+                            const int nw = i0 + j + G.pad[2] - s * G.dil[2];
+                            if (i0 + j >= W || nw < 0 || nw % G.str[2]) continue;
+                            const int ow = nw / G.str[2];
+                            if (ow >= Q) continue;
+                            ACC gv[CV];
+                            VecLd<T, ACC, CV>::load(dyrow + ow * G.ys[4], gv);
+#pragma unroll
+                            for (int v = 0; v < CV; v++) acc[v][j] += gv[v] * wv[v];
+                        }
                     }
                 }
             }
@@ -343,24 +396,36 @@ static bool can_vec2(const fdnn_conv_problem *p, const int64_t *as, const void *
     return aligned(a, 2 * sizeof(T)) && aligned(b, 2 * sizeof(T));
 }
 
-#define DW_LAUNCH(KERNEL, CV, KS, CF, ...)                                                                              \
-    KERNEL<T, ACC, CV, QV, KS, CF><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(__VA_ARGS__)
+#define DW_LAUNCH(KERNEL, CV, KS, SW, CF, ...)                                                                          \
+    KERNEL<T, ACC, CV, QV, KS, SW, CF><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(__VA_ARGS__)
 
-/* picks CV (1/2), KS (3/5/runtime) and CF for a forward / backward data launch */
-#define DW_DISPATCH(KERNEL, ...)                                                                                        \
+/* KS: 3 or 5 for square 3x3 / 5x5 filters, else 0 (runtime R, S). SW: the W stride when the
+ * segment form applies (KS > 0, W dilation 1, W stride 1 or 2 (forward) / 1 (backward data)),
+ * else 0. The variants are instantiated for each (CV, CF) layout form; a backward data kernel
+ * with SW > 0 assumes stride 1. */
+#define DW_VARIANTS2(KERNEL, CV, CF, ...)                                                                                 \
+    do {                                                                                                                 \
+        if (ks == 3 && sw == 1) DW_LAUNCH(KERNEL, CV, 3, 1, CF, __VA_ARGS__);                                            \
+        else if (ks == 3 && sw == 2) DW_LAUNCH(KERNEL, CV, 3, 2, CF, __VA_ARGS__);                                       \
+        else if (ks == 5 && sw == 1) DW_LAUNCH(KERNEL, CV, 5, 1, CF, __VA_ARGS__);                                       \
+        else if (ks == 5 && sw == 2) DW_LAUNCH(KERNEL, CV, 5, 2, CF, __VA_ARGS__);                                       \
+        else DW_LAUNCH(KERNEL, CV, 0, 0, CF, __VA_ARGS__);                                                                \
+    } while (0)
+#define DW_VARIANTS1(KERNEL, CV, CF, ...)                                                                                 \
+    do {                                                                                                                 \
+        if (ks == 3 && sw == 1) DW_LAUNCH(KERNEL, CV, 3, 1, CF, __VA_ARGS__);                                            \
+        else if (ks == 5 && sw == 1) DW_LAUNCH(KERNEL, CV, 5, 1, CF, __VA_ARGS__);                                       \
+        else DW_LAUNCH(KERNEL, CV, 0, 0, CF, __VA_ARGS__);                                                                \
+    } while (0)
+
+/* MAXSW: 2 (forward) or 1 (backward data) */
+#define DW_DISPATCH(KERNEL, MAXSW, ...)                                                                              \
     do {                                                                                                                 \
         const int ks = p->flt[1] == p->flt[2] && (p->flt[1] == 3 || p->flt[1] == 5) ? p->flt[1] : 0;                    \
-        if (vec) {                                                                                                       \
-            if (ks == 3) DW_LAUNCH(KERNEL, 2, 3, true, __VA_ARGS__);                                                      \
-            else if (ks == 5) DW_LAUNCH(KERNEL, 2, 5, true, __VA_ARGS__);                                                 \
-            else DW_LAUNCH(KERNEL, 2, 0, true, __VA_ARGS__);                                                              \
-        } else if (cf) {                                                                                                 \
-            if (ks == 3) DW_LAUNCH(KERNEL, 1, 3, true, __VA_ARGS__);                                                      \
-            else DW_LAUNCH(KERNEL, 1, 0, true, __VA_ARGS__);                                                              \
-        } else {                                                                                                         \
-            if (ks == 3) DW_LAUNCH(KERNEL, 1, 3, false, __VA_ARGS__);                                                     \
-            else DW_LAUNCH(KERNEL, 1, 0, false, __VA_ARGS__);                                                             \
-        }                                                                                                                \
+        const int sw = ks && p->dil[2] == 1 && p->stride[2] >= 1 && p->stride[2] <= MAXSW ? p->stride[2] : 0;            \
+        if (vec) DW_VARIANTS##MAXSW(KERNEL, 2, true, __VA_ARGS__);                                                       \
+        else if (cf) DW_VARIANTS##MAXSW(KERNEL, 1, true, __VA_ARGS__);                                                   \
+        else DW_VARIANTS##MAXSW(KERNEL, 1, false, __VA_ARGS__);                                                          \
     } while (0)
 
 template <typename T, typename ACC>
@@ -371,7 +436,7 @@ cudnnStatus_t launch_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
     const bool vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->out);
     const bool cf = p->ys[1] <= p->ys[4];
     const long long total = (long long)p->n * p->out[1] * ((p->out[2] + QV - 1) / QV) * (p->k / (vec ? 2 : 1));
-    DW_DISPATCH(dw_fwd_kernel, G, (const T *)a->x, (const T *)a->w, (T *)a->out, a->alpha, a->beta);
+    DW_DISPATCH(dw_fwd_kernel, 2, G, (const T *)a->x, (const T *)a->w, (T *)a->out, a->alpha, a->beta);
     return fdnn_cuda_check(cudaGetLastError(), "dw_fwd_kernel");
 }
 
@@ -383,7 +448,7 @@ cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const
     const bool vec = can_vec2<T>(p, p->xs, a->out, p->ys, a->y);
     const bool cf = p->xs[1] <= p->xs[4];
     const long long total = (long long)p->n * p->in[1] * ((p->in[2] + QV - 1) / QV) * (p->c / (vec ? 2 : 1));
-    DW_DISPATCH(dw_bwd_data_kernel, G, (T *)a->out, (const T *)a->w, (const T *)a->y, a->alpha, a->beta);
+    DW_DISPATCH(dw_bwd_data_kernel, 1, G, (T *)a->out, (const T *)a->w, (const T *)a->y, a->alpha, a->beta);
     return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_data_kernel");
 }
 
