@@ -4,15 +4,27 @@
  * compute) and FLOAT. Each direction runs with the algorithm its depthwise entry reports
  * (forward IMPLICIT_GEMM, backward data ALGO_0, backward filter ALGO_0; the heuristic's first
  * choice is printed next to it) and is timed with CUDA events around 20 calls after one warm-up.
- * GB/s counts the bytes of x + w + y once. Correctness is checked by tests/unit/test_conv.c.
+ * GB/s counts the bytes of x + w + y once. Correctness is checked by tests/unit/test_conv.c; the
+ * lab checks (through the INFO log callback on the warm-up call) that a __depthwise
+ * implementation ran, and fails otherwise.
  *   dw_lab [iters]        exit status 1 when any call fails */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cuda_runtime_api.h>
 #include "cudnn.h"
 #include "freednn.h" /* cudnnGetLastErrorString */
 
 static int failures = 0, runs = 0;
+
+/* the implementation the library reports for a call ("... runs as <name>", INFO log) */
+static char ran[128];
+static void grab_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    (void)sev, (void)udata, (void)dbg;
+    const char *p = msg ? strstr(msg, " runs as ") : NULL;
+    if (p) snprintf(ran, sizeof ran, "%s", p + 9);
+}
 
 #define CK(x)                                                                                       \
     do {                                                                                            \
@@ -90,7 +102,10 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
             goto done;
         }
         float ms = 0;
+        ran[0] = 0;
         for (int it = -1; it < iters; it++) {
+            /* the warm-up call (it == -1) runs with the INFO callback on to learn the implementation */
+            if (it <= 0) CK(cudnnSetCallback(it < 0 ? CUDNN_SEV_INFO_EN : 0, NULL, it < 0 ? grab_impl : NULL));
             if (it == 0) cudaEventRecord(e0, 0);
             if (dir == 0)
                 CK(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, (cudnnConvolutionFwdAlgo_t)algo, ws, wsz, &zero, yd, y));
@@ -111,9 +126,13 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
             }
         }
         runs++;
+        if (!strstr(ran, "__depthwise")) {
+            printf("  FAIL: %s did not run a depthwise implementation (ran \"%s\")\n", dir_name[dir], ran);
+            failures++;
+        }
         const double per = ms / iters;
-        printf("%-5s N=%d C=%-3d H=W=%-2d s%d %-10s algo %d (heuristic top %d) ws %8zu B  %9.4f ms  %7.1f GB/s\n",
-               dt == CUDNN_DATA_HALF ? "fp16" : "fp32", N, C, H, stride, dir_name[dir], algo, top, wsz, per,
+        printf("%-5s N=%d C=%-3d H=W=%-2d s%d %-10s algo %d (heuristic top %d) %-32s ws %8zu B  %9.4f ms  %7.1f GB/s\n",
+               dt == CUDNN_DATA_HALF ? "fp16" : "fp32", N, C, H, stride, dir_name[dir], algo, top, ran, wsz, per,
                bytes / (per * 1e-3) / 1e9);
     }
 done:

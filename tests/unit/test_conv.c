@@ -7,6 +7,16 @@
 
 static int skipped;
 
+/* INFO-log callback: counts the "... runs as <implementation>" lines (depthwise ones apart) */
+static int impl_runs, dw_runs;
+static void count_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    (void)sev, (void)udata, (void)dbg;
+    if (!msg || !strstr(msg, " runs as ")) return;
+    impl_runs++;
+    if (strstr(msg, "__depthwise")) dw_runs++;
+}
+
 static const cudnnDataType_t FWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16,
                                             CUDNN_DATA_INT8, CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x32, CUDNN_DATA_FLOAT};
 static const cudnnDataType_t BWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
@@ -219,6 +229,8 @@ int main(void)
     {
         static const cudnnDataType_t DT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
         static const int CH[] = {2, 4, 8, 6, 16, 34, 3, 5, 1, 40};
+        impl_runs = dw_runs = 0;
+        TH_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, NULL, count_impl));
         for (int dir = 0; dir < 3; dir++) {
             int fails = 0, ncases = 60;
             for (int i = 0; i < ncases; i++) {
@@ -250,6 +262,9 @@ int main(void)
             }
             printf("%s depthwise: %d cases, %d with failures\n", dn[dir], ncases, fails);
         }
+        TH_OK(cudnnSetCallback(0, NULL, NULL));
+        printf("depthwise section: %d convolution calls, %d ran a depthwise implementation\n", impl_runs, dw_runs);
+        if (th_is_gpu(h)) TH_CHECK(dw_runs > 0, "no depthwise problem ran a __depthwise implementation on the GPU backend");
     }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
