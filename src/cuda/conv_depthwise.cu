@@ -56,18 +56,47 @@ template <> struct VecLd<__nv_bfloat16, float, 2> {
     }
 };
 
+/* SMW: the block first copies the whole filter into shared memory as [tap][k] (accumulation
+ * type), so that the threads of a warp, which hold consecutive channels when CF, read
+ * consecutive words instead of taps R*S elements apart. The launcher enables it when K*R*S
+ * values fit in DW_SMEM_MAX bytes. Called by every thread before any early exit. */
+constexpr int DW_SMEM_MAX = 32 * 1024;
+extern __shared__ __align__(16) unsigned char dw_smem[];
+
+template <typename T, typename ACC>
+__device__ __forceinline__ void stage_filter(const ConvGeom &G, const T *__restrict__ w)
+{
+    ACC *wsm = reinterpret_cast<ACC *>(dw_smem);
+    const int S = G.flt[2], RS = G.flt[1] * G.flt[2];
+    const int nw = G.k * RS; /* < DW_SMEM_MAX */
+    for (int i = (int)threadIdx.x; i < nw; i += (int)blockDim.x) {
+        const int k = i / RS, t = i % RS;
+        wsm[t * G.k + k] = (ACC)ld(w + k * G.ws[0] + (t / S) * G.ws[3] + (t % S) * G.ws[4]);
+    }
+    __syncthreads();
+}
+
+/* filter element (k, rf, sf) */
+template <typename T, typename ACC, bool SMW>
+__device__ __forceinline__ ACC wtap(const ConvGeom &G, const T *__restrict__ w, int k, int rf, int sf)
+{
+    if constexpr (SMW) return reinterpret_cast<const ACC *>(dw_smem)[(rf * G.flt[2] + sf) * G.k + k];
+    else return (ACC)ld(w + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+}
+
 /* Forward. Output channel k reads input channel k / m (m = G.kg). KS > 0: R = S = KS known at
  * compile time. SW > 0 (only with KS > 0): the W stride is SW and the W dilation 1, so each
  * filter row reads one segment of (QV-1)*SW + KS input columns, loaded once into registers.
  * CF: channel fastest across threads. CV > 1 only with m == 1, K % CV == 0 and channel
  * stride 1 in x and y (checked by the launcher, with alignment). */
-template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF>
+template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF, bool SMW>
 __global__ void __launch_bounds__(256)
 dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y, double alpha, double beta)
 {
     const int R = KS ? KS : G.flt[1], S = KS ? KS : G.flt[2];
     const int P = G.out[1], Q = G.out[2], H = G.in[1], W = G.in[2];
     const int m = G.kg;
+    if constexpr (SMW) stage_filter<T, ACC>(G, w);
     const long long kv = G.k / CV, qn = (Q + QV - 1) / QV;
     const long long total = (long long)G.n * P * qn * kv;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
@@ -118,7 +147,7 @@ dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y
                     const int sf = G.flip ? S - 1 - s : s;
                     ACC wv[CV];
 #pragma unroll
-                    for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+                    for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
 #pragma unroll
                     for (int j = 0; j < QV; j++)
 #pragma unroll
@@ -130,7 +159,7 @@ dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y
                     const int sf = G.flip ? S - 1 - s : s;
                     ACC wv[CV];
 #pragma unroll
-                    for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+                    for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
 #pragma unroll
                     for (int j = 0; j < QV; j++) {
                         const int iw = w0 + j * G.str[2] + s * G.dil[2];
@@ -157,13 +186,14 @@ dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y
  * ih = oh*sh - ph + r*dh, iw = ow*sw - pw + s*dw of dy[n,k,oh,ow] * w[k, rf, sf]. Thread shape
  * as in the forward kernel, over dx (channels c, columns iw). SW == 1 (only with KS > 0): W stride
  * and dilation 1, so each filter row reads one segment of QV + KS - 1 dy columns, loaded once. */
-template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF>
+template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF, bool SMW>
 __global__ void __launch_bounds__(256)
 dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restrict__ dy, double alpha, double beta)
 {
     const int R = KS ? KS : G.flt[1], S = KS ? KS : G.flt[2];
     const int P = G.out[1], Q = G.out[2], H = G.in[1], W = G.in[2];
     const int m = G.kg;
+    if constexpr (SMW) stage_filter<T, ACC>(G, w);
     const long long cv = G.c / CV, wn = (W + QV - 1) / QV;
     const long long total = (long long)G.n * H * wn * cv;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
@@ -217,7 +247,7 @@ dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restri
                         const int sf = G.flip ? KK - 1 - s : s;
                         ACC wv[CV];
 #pragma unroll
-                        for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+                        for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
 #pragma unroll
                         for (int j = 0; j < QV; j++)
 #pragma unroll
@@ -229,7 +259,7 @@ dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restri
                         const int sf = G.flip ? S - 1 - s : s;
                         ACC wv[CV];
 #pragma unroll
-                        for (int v = 0; v < CV; v++) wv[v] = (ACC)ld(w + (k0 + v) * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+                        for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
 #pragma unroll
                         for (int j = 0; j < QV; j++) {
                             const int nw = i0 + j + G.pad[2] - s * G.dil[2];
@@ -396,8 +426,17 @@ static bool can_vec2(const fdnn_conv_problem *p, const int64_t *as, const void *
     return aligned(a, 2 * sizeof(T)) && aligned(b, 2 * sizeof(T));
 }
 
+/* with the shared-memory filter, at most DW_SMW_BLOCKS blocks (grid-stride) amortise the copy */
+constexpr unsigned DW_SMW_BLOCKS = 2048;
 #define DW_LAUNCH(KERNEL, CV, KS, SW, CF, ...)                                                                          \
-    KERNEL<T, ACC, CV, QV, KS, SW, CF><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(__VA_ARGS__)
+    do {                                                                                                                 \
+        if (smw)                                                                                                         \
+            KERNEL<T, ACC, CV, QV, KS, SW, CF, true><<<grid_for(total, 256) < DW_SMW_BLOCKS ? grid_for(total, 256)        \
+                                                                                             : DW_SMW_BLOCKS,            \
+                                                       256, smem, (cudaStream_t)h->stream>>>(__VA_ARGS__);               \
+        else                                                                                                             \
+            KERNEL<T, ACC, CV, QV, KS, SW, CF, false><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(__VA_ARGS__); \
+    } while (0)
 
 /* KS: 3 or 5 for square 3x3 / 5x5 filters, else 0 (runtime R, S). SW: the W stride when the
  * segment form applies (KS > 0, W dilation 1, W stride 1 or 2 (forward) / 1 (backward data)),
@@ -423,9 +462,11 @@ static bool can_vec2(const fdnn_conv_problem *p, const int64_t *as, const void *
     do {                                                                                                                 \
         const int ks = p->flt[1] == p->flt[2] && (p->flt[1] == 3 || p->flt[1] == 5) ? p->flt[1] : 0;                    \
         const int sw = ks && p->dil[2] == 1 && p->stride[2] >= 1 && p->stride[2] <= MAXSW ? p->stride[2] : 0;            \
+        const size_t smem = (size_t)p->k * p->flt[1] * p->flt[2] * sizeof(ACC);                                          \
+        const bool smw = (vec || cf) && smem <= (size_t)DW_SMEM_MAX;                                                     \
         if (vec) DW_VARIANTS##MAXSW(KERNEL, 2, true, __VA_ARGS__);                                                       \
         else if (cf) DW_VARIANTS##MAXSW(KERNEL, 1, true, __VA_ARGS__);                                                   \
-        else DW_VARIANTS##MAXSW(KERNEL, 1, false, __VA_ARGS__);                                                          \
+        else DW_VARIANTS##MAXSW(KERNEL, 1, false, __VA_ARGS__); /* smw is false here */                                 \
     } while (0)
 
 template <typename T, typename ACC>
