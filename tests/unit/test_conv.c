@@ -257,6 +257,18 @@ int main(void)
                 }
                 if (i % 2 == 0) t.xlay = t.ylay = LAY_NHWC;
                 else if (i % 4 == 1) t.xlay = t.ylay = LAY_NCHW;
+                if (i == ncases - 1) { /* K*R*S above the CUDA kernels' 32 KiB shared-memory filter copy */
+                    t.g = t.c = t.k = 400;
+                    t.n = 1;
+                    t.xlay = t.ylay = LAY_NHWC;
+                    for (int a = 1; a < 3; a++) {
+                        t.flt[a] = 5;
+                        t.dil[a] = 1;
+                        t.pad[a] = 2;
+                        t.in[a] = th_randint(5, 8);
+                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                    }
+                }
                 pick_types(&t, DT[(i / 2) % 4]);
                 if (!run_case(h, dir, &t)) fails++;
             }
