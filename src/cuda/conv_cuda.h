@@ -60,6 +60,13 @@ cudnnStatus_t fdnn_cuda_conv_int8_run(cudnnHandle_t h, const fdnn_conv_problem *
 cudnnStatus_t fdnn_cuda_conv_int8_bias_act(cudnnHandle_t h, const fdnn_conv_problem *p, const void *x, const void *w, double alpha1,
                                            double alpha2, const void *z, const int64_t zs[5], const void *bias, cudnnDataType_t btype,
                                            int64_t bias_stride, int relu, int prop_nan, void *y);
+/* Depthwise kernels (conv_depthwise.cu), all three directions: groups == C, K = m*C, 2-D (or 3-D
+ * with D = T = 1), any layout/strides/padding/dilation, FLOAT/DOUBLE/HALF/BFLOAT16. Backward
+ * filter splits the N*P*Q reduction into a problem-determined number of slices whose partial
+ * sums need fdnn_cuda_conv_depthwise_workspace(p) bytes (0 for the other directions and when
+ * there is one slice). Shape checks are in the list's applicable(). */
+size_t fdnn_cuda_conv_depthwise_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_depthwise_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */
 enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };

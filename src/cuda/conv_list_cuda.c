@@ -1,7 +1,9 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
- *   forward first: mma.sync tensor-core implicit GEMM (conv_fwd_mma.cu) for packed NHWC x/y, KRSC
+ *   all three:   depthwise kernels (groups == C, K = m*C; 2-D) first, under the direct kernels'
+ *                enums (fwd IMPLICIT_GEMM, bwd data/filter ALGO_0);
+ *   forward next: mma.sync tensor-core implicit GEMM (conv_fwd_mma.cu) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16 with C and K multiples of 8, 2-D;
- *   all three:   cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
+ *   all three:   then cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
  *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
  *   forward:     INT8x4/INT8x32 (NCHW_VECT_C) through the __dp4a kernel of conv_int8.cu (reported as
@@ -13,7 +15,7 @@
  *   bwd data:    SIMT implicit GEMM (ALGO_1), direct (ALGO_0);
  *   bwd filter:  SIMT implicit GEMM with a fixed split of the reduction (ALGO_1), direct (ALGO_0).
  * applicable() states precisely why an implementation cannot run a problem; only the tiled
- * backward-filter kernel uses workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
+ * and depthwise backward-filter kernels use workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
 #include <stdio.h>
 #include <stdarg.h>
 #include "conv_cuda.h"
@@ -290,6 +292,45 @@ static const fdnn_conv_impl bwd_filter_simt = {"conv_bwd_filter__implicit_gemm_s
 static const fdnn_conv_impl bwd_filter_simt_lowp = {"conv_bwd_filter__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
                                                     1, CUDNN_DEFAULT_MATH, bwd_simt_lowp_ok, bwd_simt_workspace, run_bwd_simt};
 
+/* Depthwise kernels (conv_depthwise.cu): first in every list for groups == C problems (one input
+ * channel per group, K = m*C), which the tiled GEMMs refuse and the direct kernels run slowly.
+ * They share the direct kernels' algorithm enums, so a forced IMPLICIT_GEMM / ALGO_0 on a
+ * depthwise problem runs them and the direct kernels stay reachable for everything else. */
+static int depthwise_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
+{
+    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
+        return nope(why, why_n, "vectorised NCHW_VECT_C layouts are not handled by the depthwise kernels");
+    if (p->g != p->c || p->c < 1 || p->k % p->c)
+        return nope(why, why_n, "not depthwise: needs groups == C and K a multiple of C (got C=%d K=%d groups=%d)", p->c, p->k, p->g);
+    if (p->nb_spatial != 2 && !(p->nb_spatial == 3 && p->in[0] == 1 && p->flt[0] == 1 && p->out[0] == 1 && p->pad[0] == 0))
+        return nope(why, why_n, "the depthwise kernels are 2-D (3-D only with D = T = 1 and no D padding; got %d spatial dims, D=%d T=%d)",
+                    p->nb_spatial, p->in[0], p->flt[0]);
+    if ((long long)p->flt[1] * p->flt[2] > 9LL * 65535)
+        return nope(why, why_n, "a %d x %d filter is too large for the depthwise kernels", p->flt[1], p->flt[2]);
+    const int same = p->xtype == p->wtype && p->xtype == p->ytype;
+    if (lowp ? (same && is_lowp(p->xtype)) : (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE))) return 1;
+    return nope(why, why_n, "this depthwise entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
+                fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+}
+static int dw_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return depthwise_ok(p, 0, why, why_n); }
+static int dw_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return depthwise_ok(p, 1, why, why_n); }
+static cudnnStatus_t run_dw(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_depthwise_run(h, p, a);
+}
+static const fdnn_conv_impl fwd_dw = {"conv_fwd__depthwise", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1, CUDNN_FMA_MATH, dw_ok,
+                                      fdnn_cuda_conv_depthwise_workspace, run_dw};
+static const fdnn_conv_impl fwd_dw_lowp = {"conv_fwd__depthwise_lowp", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 1, CUDNN_DEFAULT_MATH,
+                                           dw_lowp_ok, fdnn_cuda_conv_depthwise_workspace, run_dw};
+static const fdnn_conv_impl bwd_data_dw = {"conv_bwd_data__depthwise", CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, 1, CUDNN_FMA_MATH, dw_ok,
+                                           fdnn_cuda_conv_depthwise_workspace, run_dw};
+static const fdnn_conv_impl bwd_data_dw_lowp = {"conv_bwd_data__depthwise_lowp", CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, 1,
+                                                CUDNN_DEFAULT_MATH, dw_lowp_ok, fdnn_cuda_conv_depthwise_workspace, run_dw};
+static const fdnn_conv_impl bwd_filter_dw = {"conv_bwd_filter__depthwise", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, 1, CUDNN_FMA_MATH,
+                                             dw_ok, fdnn_cuda_conv_depthwise_workspace, run_dw};
+static const fdnn_conv_impl bwd_filter_dw_lowp = {"conv_bwd_filter__depthwise_lowp", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, 1,
+                                                  CUDNN_DEFAULT_MATH, dw_lowp_ok, fdnn_cuda_conv_depthwise_workspace, run_dw};
+
 /* cuBLAS explicit GEMM (conv_gemm_cublas.cu): first, for the dense channels-last problems it
  * handles. The TENSOR_OP entry serves HALF/BFLOAT16 and TF32 FLOAT, the FMA one pure FP32. */
 static int gemm_tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
@@ -345,9 +386,9 @@ static const fdnn_conv_impl bwd_filter_gemm_tc = {"conv_bwd_filter__im2col_cubla
 static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cublas_fp32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
                                                     CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_mma, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_dw, &fwd_dw_lowp, &fwd_mma, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_dw, &bwd_data_dw_lowp, &bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_dw, &bwd_filter_dw_lowp, &bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)
 {

@@ -7,6 +7,16 @@
 
 static int skipped;
 
+/* INFO-log callback: counts the "... runs as <implementation>" lines (depthwise ones apart) */
+static int impl_runs, dw_runs;
+static void count_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    (void)sev, (void)udata, (void)dbg;
+    if (!msg || !strstr(msg, " runs as ")) return;
+    impl_runs++;
+    if (strstr(msg, "__depthwise")) dw_runs++;
+}
+
 static const cudnnDataType_t FWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16,
                                             CUDNN_DATA_INT8, CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x32, CUDNN_DATA_FLOAT};
 static const cudnnDataType_t BWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
@@ -260,6 +270,63 @@ int main(void)
         }
         printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: forward 24 cases, %d with failures; backward-data 24 cases, %d with failures\n",
                fails[0], fails[1]);
+    }
+    /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
+     * kernels (first in every list). Packed NHWC with an even C and m == 1 takes the two-channel
+     * vector path, 3x3 and 5x5 the unrolled ones, other filters / layouts the generic ones; the
+     * larger spatial cases make the backward filter split its reduction (workspace partials),
+     * in channels-last (32-channel blocks) and NCHW (one channel per block) form. */
+    {
+        static const cudnnDataType_t DT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
+        static const int CH[] = {2, 4, 8, 6, 16, 34, 3, 5, 1, 40};
+        impl_runs = dw_runs = 0;
+        TH_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, NULL, count_impl));
+        for (int dir = 0; dir < 3; dir++) {
+            int fails = 0, ncases = 60;
+            for (int i = 0; i < ncases; i++) {
+                tcase t;
+                tc_random_shape(&t, 0);
+                const int m = i % 5 == 4 ? th_randint(2, 3) : 1;
+                t.g = t.c = CH[th_randint(0, 9)];
+                t.k = m * t.c;
+                t.n = th_randint(1, 2);
+                const int big = i % 8 == 7;
+                for (int a = 1; a < 3; a++) {
+                    t.flt[a] = i % 3 == 0 ? 3 : i % 3 == 1 ? 5 : th_randint(1, 4);
+                    t.stride[a] = th_randint(1, 2);
+                    t.dil[a] = th_randint(0, 3) == 0 ? 2 : 1;
+                    const int eff = (t.flt[a] - 1) * t.dil[a] + 1;
+                    t.pad[a] = th_randint(0, eff - 1 < 3 ? eff - 1 : 3);
+                    t.in[a] = big ? th_randint(40, 50) : th_randint(eff, 14);
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                if (big) {
+                    t.n = 2;
+                    t.stride[1] = t.stride[2] = 1;
+                    for (int a = 1; a < 3; a++) t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                if (i % 2 == 0) t.xlay = t.ylay = LAY_NHWC;
+                else if (i % 4 == 1) t.xlay = t.ylay = LAY_NCHW;
+                if (i == ncases - 1) { /* K*R*S above the CUDA kernels' 32 KiB shared-memory filter copy */
+                    t.g = t.c = t.k = 400;
+                    t.n = 1;
+                    t.xlay = t.ylay = LAY_NHWC;
+                    for (int a = 1; a < 3; a++) {
+                        t.flt[a] = 5;
+                        t.dil[a] = 1;
+                        t.pad[a] = 2;
+                        t.in[a] = th_randint(5, 8);
+                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                    }
+                }
+                pick_types(&t, DT[(i / 2) % 4]);
+                if (!run_case(h, dir, &t)) fails++;
+            }
+            printf("%s depthwise: %d cases, %d with failures\n", dn[dir], ncases, fails);
+        }
+        TH_OK(cudnnSetCallback(0, NULL, NULL));
+        printf("depthwise section: %d convolution calls, %d ran a depthwise implementation\n", impl_runs, dw_runs);
+        if (th_is_gpu(h)) TH_CHECK(dw_runs > 0, "no depthwise problem ran a __depthwise implementation on the GPU backend");
     }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */

@@ -1,0 +1,561 @@
+/* Depthwise convolution on the GPU (groups == C, K = m*C: one input channel per group, channel
+ * multiplier m). 2-D problems (3-D ones only with a unit depth axis: D = T = 1, no D padding),
+ * any padding/stride/dilation, both modes, arbitrary x/y strides, FLOAT, DOUBLE, HALF and
+ * BFLOAT16 (float accumulation; double for DOUBLE). Deterministic in all three directions:
+ *   forward:     one thread per (n, output row, CV channels, QV adjacent output columns); the
+ *                thread keeps CV*QV accumulators and walks the R*S taps. When y is channels-last
+ *                the channel index is fastest across threads (loads of x and stores of y are
+ *                coalesced), otherwise the column index is. CV = 2 (half2 / bfloat162 / float2
+ *                loads) for packed-channel NHWC tensors with m == 1 and even C;
+ *   bwd data:    the same shape over dx: each thread gathers, for CV channels and QV adjacent
+ *                input columns, every (dy position, tap) that reads it (no atomics);
+ *   bwd filter:  grid (channel chunk, split of the N*P*Q positions, group of up to 9 taps);
+ *                each thread accumulates up to 9 taps of one channel over a fixed slice of the
+ *                positions, the block reduces them with a fixed shared-memory tree; with more
+ *                than one split the partial sums go to the workspace and a second kernel adds
+ *                them in split order. The split count depends only on the problem, so the
+ *                result is bitwise reproducible.
+ * alpha/beta blend as everywhere else (double, beta == 0 does not read the output). */
+#include "cuda_dev.h"
+
+using namespace fdnn_dev;
+
+namespace {
+
+/* ---- loads of CV adjacent channels, widened to the accumulation type ---- */
+/* generic: CV scalar loads of adjacent channels (channel stride 1 whenever CV > 1) */
+template <typename T, typename ACC, int CV> struct VecLd {
+    static __device__ __forceinline__ void load(const T *p, ACC *v)
+    {
+#pragma unroll
+        for (int i = 0; i < CV; i++) v[i] = (ACC)ld(p + i);
+    }
+};
+template <> struct VecLd<float, float, 2> {
+    static __device__ __forceinline__ void load(const float *p, float *v)
+    {
+        const float2 f = *reinterpret_cast<const float2 *>(p);
+        v[0] = f.x;
+        v[1] = f.y;
+    }
+};
+template <> struct VecLd<__half, float, 2> {
+    static __device__ __forceinline__ void load(const __half *p, float *v)
+    {
+        const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(p));
+        v[0] = f.x;
+        v[1] = f.y;
+    }
+};
+template <> struct VecLd<__nv_bfloat16, float, 2> {
+    static __device__ __forceinline__ void load(const __nv_bfloat16 *p, float *v)
+    {
+        const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(p));
+        v[0] = f.x;
+        v[1] = f.y;
+    }
+};
+
+/* SMW: the block first copies the whole filter into shared memory as [tap][k] (accumulation
+ * type), so that the threads of a warp, which hold consecutive channels when CF, read
+ * consecutive words instead of taps R*S elements apart. The launcher enables it when K*R*S
+ * values fit in DW_SMEM_MAX bytes. Called by every thread before any early exit. */
+constexpr int DW_SMEM_MAX = 32 * 1024;
+extern __shared__ __align__(16) unsigned char dw_smem[];
+
+template <typename T, typename ACC>
+__device__ __forceinline__ void stage_filter(const ConvGeom &G, const T *__restrict__ w)
+{
+    ACC *wsm = reinterpret_cast<ACC *>(dw_smem);
+    const int S = G.flt[2], RS = G.flt[1] * G.flt[2];
+    const int nw = G.k * RS; /* < DW_SMEM_MAX */
+    for (int i = (int)threadIdx.x; i < nw; i += (int)blockDim.x) {
+        const int k = i / RS, t = i % RS;
+        wsm[t * G.k + k] = (ACC)ld(w + k * G.ws[0] + (t / S) * G.ws[3] + (t % S) * G.ws[4]);
+    }
+    __syncthreads();
+}
+
+/* filter element (k, rf, sf) */
+template <typename T, typename ACC, bool SMW>
+__device__ __forceinline__ ACC wtap(const ConvGeom &G, const T *__restrict__ w, int k, int rf, int sf)
+{
+    if constexpr (SMW) return reinterpret_cast<const ACC *>(dw_smem)[(rf * G.flt[2] + sf) * G.k + k];
+    else return (ACC)ld(w + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4]);
+}
+
+/* Forward. Output channel k reads input channel k / m (m = G.kg). KS > 0: R = S = KS known at
+ * compile time. SW > 0 (only with KS > 0): the W stride is SW and the W dilation 1, so each
+ * filter row reads one segment of (QV-1)*SW + KS input columns, loaded once into registers.
+ * CF: channel fastest across threads. CV > 1 only with m == 1, K % CV == 0 and channel
+ * stride 1 in x and y (checked by the launcher, with alignment). */
+template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF, bool SMW>
+__global__ void __launch_bounds__(256)
+dw_fwd_kernel(ConvGeom G, const T *__restrict__ x, const T *__restrict__ w, T *y, double alpha, double beta)
+{
+    const int R = KS ? KS : G.flt[1], S = KS ? KS : G.flt[2];
+    const int P = G.out[1], Q = G.out[2], H = G.in[1], W = G.in[2];
+    const int m = G.kg;
+    if constexpr (SMW) stage_filter<T, ACC>(G, w);
+    const long long kv = G.k / CV, qn = (Q + QV - 1) / QV;
+    const long long total = (long long)G.n * P * qn * kv;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long r = idx;
+        int kvi, qi, oh, n;
+        if (CF) {
+            kvi = (int)(r % kv); r /= kv;
+            qi = (int)(r % qn); r /= qn;
+            oh = (int)(r % P);
+            n = (int)(r / P);
+        } else {
+            qi = (int)(r % qn); r /= qn;
+            oh = (int)(r % P); r /= P;
+            kvi = (int)(r % kv);
+            n = (int)(r / kv);
+        }
+        const int k0 = kvi * CV;
+        const int c0 = k0 / m; /* CV > 1 implies m == 1 */
+        const int q0 = qi * QV;
+        const T *xn = x + n * G.xs[0] + c0 * G.xs[1];
+        ACC acc[CV][QV];
+#pragma unroll
+        for (int v = 0; v < CV; v++)
+#pragma unroll
+            for (int j = 0; j < QV; j++) acc[v][j] = 0;
+        const int h0 = oh * G.str[1] - G.pad[1];
+        const int w0 = q0 * G.str[2] - G.pad[2];
+#pragma unroll
+        for (int rr = 0; rr < R; rr++) {
+            const int ih = h0 + rr * G.dil[1];
+            if (ih < 0 || ih >= H) continue;
+            const int rf = G.flip ? R - 1 - rr : rr;
+            const T *xrow = xn + ih * G.xs[3];
+            if constexpr (SW > 0) {
+                constexpr int L = (QV - 1) * SW + (KS > 0 ? KS : 1);
+                ACC seg[L][CV];
+#pragma unroll
+                for (int i = 0; i < L; i++) {
+                    const int iw = w0 + i;
+                    if (iw >= 0 && iw < W) VecLd<T, ACC, CV>::load(xrow + iw * G.xs[4], seg[i]);
+                    else
+#pragma unroll
+                        for (int v = 0; v < CV; v++) seg[i][v] = 0;
+                }
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    const int sf = G.flip ? S - 1 - s : s;
+                    ACC wv[CV];
+#pragma unroll
+                    for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
+#pragma unroll
+                    for (int j = 0; j < QV; j++)
+#pragma unroll
+                        for (int v = 0; v < CV; v++) acc[v][j] += seg[j * SW + s][v] * wv[v];
+                }
+            } else {
+#pragma unroll
+                for (int s = 0; s < S; s++) {
+                    const int sf = G.flip ? S - 1 - s : s;
+                    ACC wv[CV];
+#pragma unroll
+                    for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
+#pragma unroll
+                    for (int j = 0; j < QV; j++) {
+                        const int iw = w0 + j * G.str[2] + s * G.dil[2];
+                        if (q0 + j >= Q || iw < 0 || iw >= W) continue;
+                        ACC xv[CV];
+                        VecLd<T, ACC, CV>::load(xrow + iw * G.xs[4], xv);
+#pragma unroll
+                        for (int v = 0; v < CV; v++) acc[v][j] += xv[v] * wv[v];
+                    }
+                }
+            }
+        }
+        T *yo = y + n * G.ys[0] + k0 * G.ys[1] + oh * G.ys[3];
+#pragma unroll
+        for (int j = 0; j < QV; j++) {
+            if (q0 + j >= Q) continue;
+#pragma unroll
+            for (int v = 0; v < CV; v++) blend(yo + v * G.ys[1] + (q0 + j) * G.ys[4], acc[v][j], alpha, beta);
+        }
+    }
+}
+
+/* Backward data: dx[n,c,ih,iw] = sum over k = c*m .. c*m+m-1 and taps (r, s) with
+ * ih = oh*sh - ph + r*dh, iw = ow*sw - pw + s*dw of dy[n,k,oh,ow] * w[k, rf, sf]. Thread shape
+ * as in the forward kernel, over dx (channels c, columns iw). SW == 1 (only with KS > 0): W stride
+ * and dilation 1, so each filter row reads one segment of QV + KS - 1 dy columns, loaded once. */
+template <typename T, typename ACC, int CV, int QV, int KS, int SW, bool CF, bool SMW>
+__global__ void __launch_bounds__(256)
+dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restrict__ dy, double alpha, double beta)
+{
+    const int R = KS ? KS : G.flt[1], S = KS ? KS : G.flt[2];
+    const int P = G.out[1], Q = G.out[2], H = G.in[1], W = G.in[2];
+    const int m = G.kg;
+    if constexpr (SMW) stage_filter<T, ACC>(G, w);
+    const long long cv = G.c / CV, wn = (W + QV - 1) / QV;
+    const long long total = (long long)G.n * H * wn * cv;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long r = idx;
+        int cvi, wi, ih, n;
+        if (CF) {
+            cvi = (int)(r % cv); r /= cv;
+            wi = (int)(r % wn); r /= wn;
+            ih = (int)(r % H);
+            n = (int)(r / H);
+        } else {
+            wi = (int)(r % wn); r /= wn;
+            ih = (int)(r % H); r /= H;
+            cvi = (int)(r % cv);
+            n = (int)(r / cv);
+        }
+        const int c0 = cvi * CV;
+        const int i0 = wi * QV;
+        ACC acc[CV][QV];
+#pragma unroll
+        for (int v = 0; v < CV; v++)
+#pragma unroll
+            for (int j = 0; j < QV; j++) acc[v][j] = 0;
+        for (int kk = 0; kk < m; kk++) {
+            const int k0 = c0 * m + kk; /* CV > 1 implies m == 1: channels k0 .. k0+CV-1 */
+            const T *dyn = dy + n * G.ys[0] + k0 * G.ys[1];
+#pragma unroll
+            for (int rr = 0; rr < R; rr++) {
+                const int nh = ih + G.pad[1] - rr * G.dil[1];
+                if (nh < 0 || nh % G.str[1]) continue;
+                const int oh = nh / G.str[1];
+                if (oh >= P) continue;
+                const int rf = G.flip ? R - 1 - rr : rr;
+                const T *dyrow = dyn + oh * G.ys[3];
+                if constexpr (SW > 0) {
+                    /* ow = i0 + j + pw - s: segment ow0 = i0 + pw - (KS-1) .. i0 + pw + QV - 1 */
+                    constexpr int KK = KS > 0 ? KS : 1, L = QV + KK - 1;
+                    const int ow0 = i0 + G.pad[2] - (KK - 1);
+                    ACC seg[L][CV];
+#pragma unroll
+                    for (int i = 0; i < L; i++) {
+                        const int ow = ow0 + i;
+                        if (ow >= 0 && ow < Q) VecLd<T, ACC, CV>::load(dyrow + ow * G.ys[4], seg[i]);
+                        else
+#pragma unroll
+                            for (int v = 0; v < CV; v++) seg[i][v] = 0;
+                    }
+#pragma unroll
+                    for (int s = 0; s < KK; s++) {
+                        const int sf = G.flip ? KK - 1 - s : s;
+                        ACC wv[CV];
+#pragma unroll
+                        for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
+#pragma unroll
+                        for (int j = 0; j < QV; j++)
+#pragma unroll
+                            for (int v = 0; v < CV; v++) acc[v][j] += seg[j + KK - 1 - s][v] * wv[v];
+                    }
+                } else {
+#pragma unroll
+                    for (int s = 0; s < S; s++) {
+                        const int sf = G.flip ? S - 1 - s : s;
+                        ACC wv[CV];
+#pragma unroll
+                        for (int v = 0; v < CV; v++) wv[v] = wtap<T, ACC, SMW>(G, w, k0 + v, rf, sf);
+#pragma unroll
+                        for (int j = 0; j < QV; j++) {
+                            const int nw = i0 + j + G.pad[2] - s * G.dil[2];
+                            if (i0 + j >= W || nw < 0 || nw % G.str[2]) continue;
+                            const int ow = nw / G.str[2];
+                            if (ow >= Q) continue;
+                            ACC gv[CV];
+                            VecLd<T, ACC, CV>::load(dyrow + ow * G.ys[4], gv);
+#pragma unroll
+                            for (int v = 0; v < CV; v++) acc[v][j] += gv[v] * wv[v];
+                        }
+                    }
+                }
+            }
+        }
+        T *xo = dx + n * G.xs[0] + c0 * G.xs[1] + ih * G.xs[3];
+#pragma unroll
+        for (int j = 0; j < QV; j++) {
+            if (i0 + j >= W) continue;
+#pragma unroll
+            for (int v = 0; v < CV; v++) blend(xo + v * G.xs[1] + (i0 + j) * G.xs[4], acc[v][j], alpha, beta);
+        }
+    }
+}
+
+/* ---- backward filter ---- */
+constexpr int BWF_THREADS = 256;
+constexpr int BWF_TAPS = 9;       /* taps per block (grid.z walks groups of taps) */
+constexpr int BWF_TARGET = 1024;  /* blocks the split aims for */
+
+struct BwfPlan {
+    int ch;             /* channels per block: 32 when channels are innermost, else 1 */
+    long long chunks;   /* ceil(K / ch) */
+    int splits;         /* slices of the N*P*Q positions, each reduced by one block */
+    long long per;      /* positions per split */
+    int tapgroups;      /* ceil(R*S / BWF_TAPS) */
+};
+
+/* Depends only on the problem (never on the device), so results and the workspace size are
+ * reproducible. */
+static BwfPlan bwf_plan(const fdnn_conv_problem *p)
+{
+    BwfPlan b;
+    b.ch = p->xs[1] <= p->xs[4] && p->ys[1] <= p->ys[4] ? 32 : 1;
+    b.chunks = (p->k + b.ch - 1) / b.ch;
+    const long long npq = (long long)p->n * p->out[1] * p->out[2];
+    const int slices = BWF_THREADS / b.ch;
+    long long s = (BWF_TARGET + b.chunks - 1) / b.chunks;
+    const long long most = (npq + slices * 8LL - 1) / (slices * 8LL); /* >= 8 positions per thread */
+    if (s > most) s = most;
+    if (s > 4096) s = 4096;
+    if (s < 1) s = 1;
+    b.per = (npq + s - 1) / s;
+    b.splits = (int)((npq + b.per - 1) / b.per); /* no empty split */
+    if (b.splits < 1) b.splits = 1;
+    b.tapgroups = (p->flt[1] * p->flt[2] + BWF_TAPS - 1) / BWF_TAPS;
+    return b;
+}
+
+/* Block (chunk, split, tapgroup). Thread: channel k = chunk*CH + tid % CH, slice tid / CH walks
+ * positions split*per + slice, + SL, ... (positions ordered n, oh, ow with ow fastest). acc[i]
+ * is the sum for input tap t = tapgroup*9 + i (x read at oh*sh - ph + r*dh, ...); it lands in
+ * filter element (rf, sf) (flipped for CUDNN_CONVOLUTION). DIRECT: blend into dw, else store
+ * the partial into part[(split*K + k)*RS + t]. */
+template <typename T, typename ACC, int CH, bool DIRECT>
+__global__ void __launch_bounds__(BWF_THREADS)
+dw_bwd_filter_kernel(ConvGeom G, long long per, const T *__restrict__ x, const T *__restrict__ dy, T *dw, ACC *part,
+                     double alpha, double beta)
+{
+    constexpr int SL = BWF_THREADS / CH;
+    __shared__ ACC red[BWF_THREADS];
+    const int R = G.flt[1], S = G.flt[2], RS = R * S;
+    const int P = G.out[1], Q = G.out[2], H = G.in[1], W = G.in[2];
+    const int lane = (int)threadIdx.x % CH, slice = (int)threadIdx.x / CH;
+    const long long k = (long long)blockIdx.x * CH + lane;
+    const bool kok = k < G.k;
+    const int c = kok ? (int)(k / G.kg) : 0;
+    const int t0 = (int)blockIdx.z * BWF_TAPS;
+    int tr[BWF_TAPS], ts[BWF_TAPS];
+#pragma unroll
+    for (int i = 0; i < BWF_TAPS; i++) {
+        const int t = t0 + i < RS ? t0 + i : RS - 1;
+        tr[i] = (t / S) * G.dil[1];
+        ts[i] = (t % S) * G.dil[2];
+    }
+    ACC acc[BWF_TAPS];
+#pragma unroll
+    for (int i = 0; i < BWF_TAPS; i++) acc[i] = 0;
+    const long long npq = (long long)G.n * P * Q;
+    const long long beg = (long long)blockIdx.y * per;
+    long long end = beg + per;
+    if (end > npq) end = npq;
+    if (kok) {
+        const T *dyk = dy + k * G.ys[1];
+        const T *xc = x + (long long)c * G.xs[1];
+        for (long long pos = beg + slice; pos < end; pos += SL) {
+            long long q = pos;
+            const int ow = (int)(q % Q); q /= Q;
+            const int oh = (int)(q % P);
+            const int n = (int)(q / P);
+            const ACC g = (ACC)ld(dyk + n * G.ys[0] + oh * G.ys[3] + ow * G.ys[4]);
+            const T *xn = xc + n * G.xs[0];
+            const int h0 = oh * G.str[1] - G.pad[1], w0 = ow * G.str[2] - G.pad[2];
+#pragma unroll
+            for (int i = 0; i < BWF_TAPS; i++) {
+                const int ih = h0 + tr[i], iw = w0 + ts[i];
+                if (t0 + i < RS && ih >= 0 && ih < H && iw >= 0 && iw < W)
+                    acc[i] += g * (ACC)ld(xn + ih * G.xs[3] + iw * G.xs[4]);
+            }
+        }
+    }
+    /* fixed-order tree over the SL slices of each channel, one tap at a time */
+#pragma unroll
+    for (int i = 0; i < BWF_TAPS; i++) {
+        if (t0 + i >= RS) break; /* uniform across the block */
+        red[threadIdx.x] = acc[i];
+        __syncthreads();
+        for (int half = SL / 2; half > 0; half >>= 1) {
+            if (slice < half) red[threadIdx.x] += red[threadIdx.x + half * CH];
+            __syncthreads();
+        }
+        if (slice == 0 && kok) {
+            const int t = t0 + i, rr = t / S, s = t % S;
+            if (DIRECT) {
+                const int rf = G.flip ? R - 1 - rr : rr, sf = G.flip ? S - 1 - s : s;
+                blend(dw + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4], red[threadIdx.x], alpha, beta);
+            } else {
+                part[((long long)blockIdx.y * G.k + k) * RS + t] = red[threadIdx.x];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* Second pass: dw[k, tap] = alpha * sum over splits (in order) of the partials + beta * dw. */
+template <typename T, typename ACC>
+__global__ void dw_bwd_filter_finish(ConvGeom G, int splits, const ACC *__restrict__ part, T *dw, double alpha, double beta)
+{
+    const int R = G.flt[1], S = G.flt[2], RS = R * S;
+    const long long total = (long long)G.k * RS;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        const long long k = idx / RS;
+        const int t = (int)(idx % RS), rr = t / S, s = t % S;
+        ACC sum = 0;
+        for (int sp = 0; sp < splits; sp++) sum += part[(long long)sp * total + idx];
+        const int rf = G.flip ? R - 1 - rr : rr, sf = G.flip ? S - 1 - s : s;
+        blend(dw + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4], sum, alpha, beta);
+    }
+}
+
+/* ---- launchers ---- */
+static bool aligned(const void *ptr, size_t a) { return ((uintptr_t)ptr % a) == 0; }
+
+/* CV = 2 for packed-channel tensors with m == 1: the channel pair (2i, 2i+1) is one aligned
+ * vector in both tensors a and b (strides in elements). */
+template <typename T>
+static bool can_vec2(const fdnn_conv_problem *p, const int64_t *as, const void *a, const int64_t *bs, const void *b)
+{
+    if (sizeof(T) == 8 || p->k != p->c || p->c % 2) return false;
+    if (as[1] != 1 || bs[1] != 1) return false;
+    for (int i = 0; i < 5; i++)
+        if (i != 1 && ((as[i] % 2) || (bs[i] % 2))) return false;
+    return aligned(a, 2 * sizeof(T)) && aligned(b, 2 * sizeof(T));
+}
+
+/* with the shared-memory filter, at most DW_SMW_BLOCKS blocks (grid-stride) amortise the copy */
+constexpr unsigned DW_SMW_BLOCKS = 2048;
+#define DW_LAUNCH(KERNEL, CV, KS, SW, CF, ...)                                                                          \
+    do {                                                                                                                 \
+        if (smw)                                                                                                         \
+            KERNEL<T, ACC, CV, QV, KS, SW, CF, true><<<grid_for(total, 256) < DW_SMW_BLOCKS ? grid_for(total, 256)        \
+                                                                                             : DW_SMW_BLOCKS,            \
+                                                       256, smem, (cudaStream_t)h->stream>>>(__VA_ARGS__);               \
+        else                                                                                                             \
+            KERNEL<T, ACC, CV, QV, KS, SW, CF, false><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(__VA_ARGS__); \
+    } while (0)
+
+/* KS: 3 or 5 for square 3x3 / 5x5 filters, else 0 (runtime R, S). SW: the W stride when the
+ * segment form applies (KS > 0, W dilation 1, W stride 1 or 2 (forward) / 1 (backward data)),
+ * else 0. The variants are instantiated for each (CV, CF) layout form; a backward data kernel
+ * with SW > 0 assumes stride 1. */
+#define DW_VARIANTS2(KERNEL, CV, CF, ...)                                                                                 \
+    do {                                                                                                                 \
+        if (ks == 3 && sw == 1) DW_LAUNCH(KERNEL, CV, 3, 1, CF, __VA_ARGS__);                                            \
+        else if (ks == 3 && sw == 2) DW_LAUNCH(KERNEL, CV, 3, 2, CF, __VA_ARGS__);                                       \
+        else if (ks == 5 && sw == 1) DW_LAUNCH(KERNEL, CV, 5, 1, CF, __VA_ARGS__);                                       \
+        else if (ks == 5 && sw == 2) DW_LAUNCH(KERNEL, CV, 5, 2, CF, __VA_ARGS__);                                       \
+        else DW_LAUNCH(KERNEL, CV, 0, 0, CF, __VA_ARGS__);                                                                \
+    } while (0)
+#define DW_VARIANTS1(KERNEL, CV, CF, ...)                                                                                 \
+    do {                                                                                                                 \
+        if (ks == 3 && sw == 1) DW_LAUNCH(KERNEL, CV, 3, 1, CF, __VA_ARGS__);                                            \
+        else if (ks == 5 && sw == 1) DW_LAUNCH(KERNEL, CV, 5, 1, CF, __VA_ARGS__);                                       \
+        else DW_LAUNCH(KERNEL, CV, 0, 0, CF, __VA_ARGS__);                                                                \
+    } while (0)
+
+/* MAXSW: 2 (forward) or 1 (backward data) */
+#define DW_DISPATCH(KERNEL, MAXSW, ...)                                                                              \
+    do {                                                                                                                 \
+        const int ks = p->flt[1] == p->flt[2] && (p->flt[1] == 3 || p->flt[1] == 5) ? p->flt[1] : 0;                    \
+        const int sw = ks && p->dil[2] == 1 && p->stride[2] >= 1 && p->stride[2] <= MAXSW ? p->stride[2] : 0;            \
+        const size_t smem = (size_t)p->k * p->flt[1] * p->flt[2] * sizeof(ACC);                                          \
+        const bool smw = (vec || cf) && smem <= (size_t)DW_SMEM_MAX;                                                     \
+        if (vec) DW_VARIANTS##MAXSW(KERNEL, 2, true, __VA_ARGS__);                                                       \
+        else if (cf) DW_VARIANTS##MAXSW(KERNEL, 1, true, __VA_ARGS__);                                                   \
+        else DW_VARIANTS##MAXSW(KERNEL, 1, false, __VA_ARGS__); /* smw is false here */                                 \
+    } while (0)
+
+template <typename T, typename ACC>
+cudnnStatus_t launch_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    constexpr int QV = 4;
+    ConvGeom G = make_geom(p);
+    const bool vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->out);
+    const bool cf = p->ys[1] <= p->ys[4];
+    const long long total = (long long)p->n * p->out[1] * ((p->out[2] + QV - 1) / QV) * (p->k / (vec ? 2 : 1));
+    DW_DISPATCH(dw_fwd_kernel, 2, G, (const T *)a->x, (const T *)a->w, (T *)a->out, a->alpha, a->beta);
+    return fdnn_cuda_check(cudaGetLastError(), "dw_fwd_kernel");
+}
+
+template <typename T, typename ACC>
+cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    constexpr int QV = 4;
+    ConvGeom G = make_geom(p);
+    const bool vec = can_vec2<T>(p, p->xs, a->out, p->ys, a->y);
+    const bool cf = p->xs[1] <= p->xs[4];
+    const long long total = (long long)p->n * p->in[1] * ((p->in[2] + QV - 1) / QV) * (p->c / (vec ? 2 : 1));
+    DW_DISPATCH(dw_bwd_data_kernel, 1, G, (T *)a->out, (const T *)a->w, (const T *)a->y, a->alpha, a->beta);
+    return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_data_kernel");
+}
+
+template <typename T, typename ACC>
+cudnnStatus_t launch_bwd_filter(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    ConvGeom G = make_geom(p);
+    const BwfPlan b = bwf_plan(p);
+    const dim3 grid((unsigned)b.chunks, (unsigned)b.splits, (unsigned)b.tapgroups);
+    cudaStream_t st = (cudaStream_t)h->stream;
+    const T *x = (const T *)a->x, *dy = (const T *)a->y;
+    T *dw = (T *)a->out;
+    ACC *part = (ACC *)a->workspace;
+    if (b.splits == 1) {
+        if (b.ch == 32) dw_bwd_filter_kernel<T, ACC, 32, true><<<grid, BWF_THREADS, 0, st>>>(G, b.per, x, dy, dw, part, a->alpha, a->beta);
+        else dw_bwd_filter_kernel<T, ACC, 1, true><<<grid, BWF_THREADS, 0, st>>>(G, b.per, x, dy, dw, part, a->alpha, a->beta);
+        return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_filter_kernel");
+    }
+    if (!part || a->workspace_size < fdnn_cuda_conv_depthwise_workspace(p))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "depthwise backward filter needs %zu bytes of workspace (got %zu)",
+                         fdnn_cuda_conv_depthwise_workspace(p), a->workspace_size);
+    if (b.ch == 32) dw_bwd_filter_kernel<T, ACC, 32, false><<<grid, BWF_THREADS, 0, st>>>(G, b.per, x, dy, dw, part, a->alpha, a->beta);
+    else dw_bwd_filter_kernel<T, ACC, 1, false><<<grid, BWF_THREADS, 0, st>>>(G, b.per, x, dy, dw, part, a->alpha, a->beta);
+    cudnnStatus_t s = fdnn_cuda_check(cudaGetLastError(), "dw_bwd_filter_kernel");
+    if (s != CUDNN_STATUS_SUCCESS) return s;
+    const long long total = (long long)p->k * p->flt[1] * p->flt[2];
+    dw_bwd_filter_finish<T, ACC><<<grid_for(total, 256), 256, 0, st>>>(G, b.splits, part, dw, a->alpha, a->beta);
+    return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_filter_finish");
+}
+
+template <typename T, typename ACC>
+cudnnStatus_t dispatch_dir(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    switch (p->dir) {
+    case FDNN_CONV_FWD: return launch_fwd<T, ACC>(h, p, a);
+    case FDNN_CONV_BWD_DATA: return launch_bwd_data<T, ACC>(h, p, a);
+    case FDNN_CONV_BWD_FILTER: return launch_bwd_filter<T, ACC>(h, p, a);
+    }
+    return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "unknown convolution direction %d", (int)p->dir);
+}
+
+} /* namespace */
+
+extern "C" size_t fdnn_cuda_conv_depthwise_workspace(const fdnn_conv_problem *p)
+{
+    if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
+    const BwfPlan b = bwf_plan(p);
+    if (b.splits <= 1) return 0;
+    const size_t acc = p->xtype == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
+    return (size_t)b.splits * (size_t)p->k * (size_t)p->flt[1] * (size_t)p->flt[2] * acc;
+}
+
+extern "C" cudnnStatus_t fdnn_cuda_conv_depthwise_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    const long long outs = (long long)p->n * p->k * p->out[1] * p->out[2];
+    const long long ins = (long long)p->n * p->c * p->in[1] * p->in[2];
+    if (outs == 0 || ins == 0) return CUDNN_STATUS_SUCCESS;
+    if (p->xtype == p->wtype && p->xtype == p->ytype) {
+        switch (p->xtype) {
+        case CUDNN_DATA_FLOAT: return dispatch_dir<float, float>(h, p, a);
+        case CUDNN_DATA_DOUBLE: return dispatch_dir<double, double>(h, p, a);
+        case CUDNN_DATA_HALF: return dispatch_dir<__half, float>(h, p, a);
+        case CUDNN_DATA_BFLOAT16: return dispatch_dir<__nv_bfloat16, float>(h, p, a);
+        default: break;
+        }
+    }
+    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "conv depthwise (CUDA): data types x=%s w=%s y=%s are not implemented",
+                     fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+}
