@@ -25,8 +25,9 @@ export LD_LIBRARY_PATH="${nv_root:+$nv_root/lib:}${LD_LIBRARY_PATH:-}"
 for step in $steps; do
   case $step in
   tests)
-    ctest --test-dir build-gpu -L gpu --output-on-failure -j4 > "$out/ctest-gpu.log" 2>&1
-    grep -E 'tests passed|Passed|Failed|\*\*\*' "$out/ctest-gpu.log" | tail -40 ;;
+    ctest --test-dir build-gpu -L gpu -V -j4 --timeout 240 > "$out/ctest-gpu.log" 2>&1
+    grep -E 'tests passed|Failed|\*\*\*|Test +#' "$out/ctest-gpu.log" | grep -v ' Passed ' | tail -40
+    grep -E '^[0-9]+: .*[0-9]+ passed, [0-9]+ failed' "$out/ctest-gpu.log" | tail -60 ;;
   counts)
     for t in $(sed -n 's/^\(test_[a-z0-9_]*\)$/\1/p' tests/gpu_tests.txt); do
       [ -x build-gpu/tests/$t ] || continue
