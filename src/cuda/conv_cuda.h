@@ -32,6 +32,9 @@ int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, char *why, siz
 int fdnn_cuda_conv_fwd_mma_aligned(const fdnn_conv_args *a);
 /* applicable() and not FMA math and the current device is 8.0+ (for callers outside the list) */
 int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p);
+/* Compute-capability major of the current device (queried once per device; conv_list_cuda.c);
+ * *dev gets the device index. 0 on error. */
+int fdnn_cuda_device_cc_major(int *dev);
 cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Backward data / backward filter as tiled implicit GEMMs on CUDA cores (FLOAT, DOUBLE, HALF,
  * BFLOAT16). Backward filter splits the reduction into fixed slices whose partial sums need

@@ -94,12 +94,8 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 extern "C" int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0) || p->math_type == CUDNN_FMA_MATH) return 0;
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return major >= 8;
+    int dev = 0;
+    return fdnn_cuda_device_cc_major(&dev) >= 8;
 }
 
 extern "C" int fdnn_cuda_conv_fwd_mma_aligned(const fdnn_conv_args *a)

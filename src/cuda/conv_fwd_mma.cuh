@@ -284,9 +284,18 @@ static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
 {
     typedef MmaTile<BM, BN, MMA_STAGES> Tile;
     auto kern = conv_fwd_mma_kernel<T, BM, BN, WARPS_M, WARPS_N, MMA_STAGES>;
-    /* more than 48 KiB of dynamic shared memory needs an opt-in (idempotent, cheap) */
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SMEM_BYTES);
+    /* more than 48 KiB of dynamic shared memory needs an opt-in, once per kernel and device (a
+     * bit per device; cudaFuncSetAttribute costs about a microsecond of host time per call) */
+    static unsigned long long opted = 0;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess) return e;
+    const unsigned long long bit = 1ULL << (dev & 63);
+    if (dev >= 64 || !(__atomic_load_n(&opted, __ATOMIC_ACQUIRE) & bit)) {
+        e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SMEM_BYTES);
+        if (e != cudaSuccess) return e;
+        if (dev < 64) __atomic_fetch_or(&opted, bit, __ATOMIC_RELEASE);
+    }
     dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN));
     kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
     return cudaGetLastError();

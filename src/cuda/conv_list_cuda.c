@@ -179,7 +179,7 @@ static int simt_lowp_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { r
 /* Compute-capability major of the current device, queried once per device (the attribute
  * query is a driver call; cudaGetDevice only reads the runtime's thread state). 0 on error. */
 #define CC_CACHE_DEVICES 64
-static int device_cc_major(int *dev_out)
+int fdnn_cuda_device_cc_major(int *dev_out)
 {
     static int cached[CC_CACHE_DEVICES]; /* 0: not queried yet */
     int dev = 0, major = 0;
@@ -200,7 +200,7 @@ static int device_cc_major(int *dev_out)
 
 static int device_has_tc(char *why, size_t why_n)
 {
-    int dev = 0, major = device_cc_major(&dev);
+    int dev = 0, major = fdnn_cuda_device_cc_major(&dev);
     if (major <= 0) return nope(why, why_n, "cannot query the current CUDA device's compute capability");
     if (major < 8)
         return nope(why, why_n, "the tensor-core kernels need compute capability 8.0 or newer (device %d has %d.x)", dev, major);

@@ -52,5 +52,8 @@ for case in sorted(theirs):
         diff = "%.2e%s" % (d, "" if d <= tol else "  > tol %.0e" % tol)
         bad += d > tol
     print("%-36s %-28s %-28s %s" % (case, s1.replace("CUDNN_STATUS_", ""), s2.replace("CUDNN_STATUS_", ""), diff))
+    if "> tol" in diff:   # the printed values of both sides, to see what differs
+        print("    FreeDNN: %s" % " ".join("%.6g" % v for v in v1))
+        print("    NVIDIA:  %s" % " ".join("%.6g" % v for v in v2))
 print("%d passed, %d failed" % (len(theirs) - bad, bad))
 sys.exit(1 if bad else 0)

@@ -427,6 +427,29 @@ static void ctc(void)
                       CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, ws, wsz);
     report("f32_ctc_loss", "costs", st, costs, N, CUDNN_DATA_FLOAT);
     report("f32_ctc_loss", "gradients", st, grads, (size_t)T * N * A, CUDNN_DATA_FLOAT);
+    /* the same labels through CUDNN_LOSS_NORMALIZATION_SOFTMAX: the input is then the logits and
+     * the library applies the softmax itself */
+    {
+        float logits[T * N * A];
+        for (int t = 0; t < T; t++)
+            for (int n = 0; n < N; n++)
+                for (int a = 0; a < A; a++) logits[(t * N + n) * A + a] = (float)(((t * 3 + n * 5 + a * 7) % 5) - 2) * 0.5f;
+        cudnnCTCLossDescriptor_t cs;
+        cudnnCreateCTCLossDescriptor(&cs);
+        cudnnSetCTCLossDescriptorEx(cs, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX, CUDNN_NOT_PROPAGATE_NAN);
+        void *dl = dev_upload(logits, sizeof logits);
+        size_t wsz2 = 0;
+        st = cudnnGetCTCLossWorkspaceSize(H, pd, pd, labels, label_lengths, input_lengths, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cs, &wsz2);
+        void *ws2 = dev_alloc(wsz2 ? wsz2 : 1);
+        cudaMemset(grads, 0, sizeof probs);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnCTCLoss(H, pd, dl, labels, label_lengths, input_lengths, costs, pd, grads, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cs, ws2,
+                              wsz2);
+        report("f32_ctc_loss_softmax", "costs", st, costs, N, CUDNN_DATA_FLOAT);
+        report("f32_ctc_loss_softmax", "gradients", st, grads, (size_t)T * N * A, CUDNN_DATA_FLOAT);
+        cudaFree(dl); cudaFree(ws2);
+        cudnnDestroyCTCLossDescriptor(cs);
+    }
     cudaFree(dprobs); cudaFree(costs); cudaFree(grads); cudaFree(ws);
     cudnnDestroyCTCLossDescriptor(cd);
     cudnnDestroyTensorDescriptor(pd);

@@ -232,7 +232,35 @@ static void attn(void)
     for (int t = 0; t < TQ; t++) { lo[t] = 0; hi[t] = TK; }
     st = cudnnMultiHeadAttnForward(H, ad, -1, lo, hi, dlq, dlk, qd, q, NULL, kd, k, kd, v, od, out, wsz, w, work, wk, reserve, rs);
     report(name, "fwd_out", st, out, no, CUDNN_DATA_FLOAT);
-    void *dout = dev_fill_so(no, CUDNN_DATA_FLOAT, 104, 0.25, 0), *dq = dev_alloc(nq * 4), *dk = dev_alloc(nk * 4), *dv = dev_alloc(nk * 4);
+    /* the same output split into the rows of each sequence's length and the padding rows beyond
+     * it (out was zeroed before the call), so a difference shows where it is */
+    {
+        float *ho = calloc(no, 4), *hv = calloc(no, 4), *hp = calloc(no, 4);
+        cudaDeviceSynchronize();
+        cudaMemcpy(ho, out, no * 4, cudaMemcpyDeviceToHost);
+        for (int n = 0; n < N; n++)
+            for (int t = 0; t < TQ; t++)
+                for (int c = 0; c < O; c++) {
+                    size_t i = ((size_t)n * TQ + t) * O + c;
+                    (t < lq[n] ? hv : hp)[i] = ho[i];
+                }
+        report_host(name, "fwd_out_valid_rows", st, hv, no);
+        report_host(name, "fwd_out_padding_rows", st, hp, no);
+        free(ho); free(hv); free(hp);
+    }
+    /* dout is zero in the padding rows (the rows beyond each sequence's length): what the
+     * gradients then hold depends only on the valid rows */
+    void *dout = dev_fill_so(no, CUDNN_DATA_FLOAT, 104, 0.25, 0);
+    {
+        float *hd = calloc(no, 4);
+        cudaMemcpy(hd, dout, no * 4, cudaMemcpyDeviceToHost);
+        for (int n = 0; n < N; n++)
+            for (int t = lq[n]; t < TQ; t++)
+                for (int c = 0; c < O; c++) hd[((size_t)n * TQ + t) * O + c] = 0;
+        cudaMemcpy(dout, hd, no * 4, cudaMemcpyHostToDevice);
+        free(hd);
+    }
+    void *dq = dev_alloc(nq * 4), *dk = dev_alloc(nk * 4), *dv = dev_alloc(nk * 4);
     cudaMemset(dq, 0, nq * 4);
     cudaMemset(dk, 0, nk * 4);
     cudaMemset(dv, 0, nk * 4);
@@ -252,6 +280,22 @@ static void attn(void)
     for (int kind = 0; kind < 8; kind++) {
         size_t n = attn_walk(ad, kind, wsz, dw, gimg, 0, g, &wst);
         report_host(name, kinds[kind], st3, g, n);
+    }
+    /* backward weights again with dout nonzero in the padding rows too: whether a library reads
+     * the padding rows of dout for the output-projection gradients */
+    {
+        void *dout2 = dev_fill_so(no, CUDNN_DATA_FLOAT, 104, 0.25, 0);
+        cudaMemset(dw, 0, wsz);
+        cudnnStatus_t st4 = cudnnMultiHeadAttnBackwardWeights(H, ad, CUDNN_WGRAD_MODE_ADD, qd, q, kd, k, kd, v, od, dout2, wsz, w, dw, work, wk,
+                                                              reserve, rs);
+        if (st3 != CUDNN_STATUS_SUCCESS) st4 = st3;
+        cudaDeviceSynchronize();
+        cudaMemcpy(gimg, dw, wsz, cudaMemcpyDeviceToHost);
+        size_t n = attn_walk(ad, 7, wsz, dw, gimg, 0, g, &wst);
+        report_host(name, "bwd_dbo_padded_dout", st4, g, n);
+        n = attn_walk(ad, 3, wsz, dw, gimg, 0, g, &wst);
+        report_host(name, "bwd_dwo_padded_dout", st4, g, n);
+        cudaFree(dout2);
     }
     free(img); free(gimg); free(g);
     cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(out); cudaFree(dout); cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dw); cudaFree(w);
