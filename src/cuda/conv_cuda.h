@@ -36,6 +36,16 @@ int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p);
  * *dev gets the device index. 0 on error. */
 int fdnn_cuda_device_cc_major(int *dev);
 cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* Tensor-core implicit GEMM backward filter with mma.sync/ldmatrix.trans/cp.async
+ * (conv_bwd_filter_mma.cu): packed NHWC x/dy, KRSC dw, groups 1, same-type HALF/BFLOAT16, C % 8 == 0
+ * and K % 8 == 0, 2-D (or 3-D with D = T = 1). The N*P*Q reduction is split over blocks by a rule
+ * of the problem alone; the float partial sums of the splits need workspace() bytes (0 with one
+ * split) and are summed in fixed order (deterministic). applicable() checks shape and layout (the
+ * list adds math type and compute capability 8.0+); run() falls back to the direct kernel for
+ * tensors or a workspace that are not 16-byte aligned. */
+int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+size_t fdnn_cuda_conv_bwd_filter_mma_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Backward data / backward filter as tiled implicit GEMMs on CUDA cores (FLOAT, DOUBLE, HALF,
  * BFLOAT16). Backward filter splits the reduction into fixed slices whose partial sums need
  * fdnn_cuda_conv_bwd_filter_simt_workspace(p) bytes (0 when no split is used). */

@@ -1,8 +1,9 @@
 /* The CUDA backend's convolution implementation lists, fastest applicable first:
  *   all three:   depthwise kernels (groups == C, K = m*C; 2-D) first, under the direct kernels'
  *                enums (fwd IMPLICIT_GEMM, bwd data/filter ALGO_0);
- *   forward next: mma.sync tensor-core implicit GEMM (conv_fwd_mma.cu) for packed NHWC x/y, KRSC
- *                filter, groups 1, HALF/BFLOAT16 with C and K multiples of 8, 2-D;
+ *   forward and bwd filter next: mma.sync tensor-core implicit GEMMs (conv_fwd_mma.cu,
+ *                conv_bwd_filter_mma.cu; bwd filter as ALGO_1 with split-K workspace) for packed
+ *                NHWC x/y, KRSC filter, groups 1, HALF/BFLOAT16 with C and K multiples of 8, 2-D;
  *   all three:   then cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
  *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
@@ -14,8 +15,8 @@
  *                direct (everything);
  *   bwd data:    SIMT implicit GEMM (ALGO_1), direct (ALGO_0);
  *   bwd filter:  SIMT implicit GEMM with a fixed split of the reduction (ALGO_1), direct (ALGO_0).
- * applicable() states precisely why an implementation cannot run a problem; only the tiled
- * and depthwise backward-filter kernels use workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
+ * applicable() states precisely why an implementation cannot run a problem; only the tiled,
+ * mma and depthwise backward-filter kernels use workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
 #include <stdio.h>
 #include <stdarg.h>
 #include "conv_cuda.h"
@@ -225,6 +226,15 @@ static int mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
     return fdnn_cuda_conv_fwd_mma_applicable(p, why, why_n) && tc_ok(p, why, why_n);
 }
 
+/* mma.sync backward filter: HALF/BFLOAT16 (its applicable()), not FMA math, compute capability
+ * 8.0+ */
+static int bwd_filter_mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, why, why_n)) return 0;
+    if (p->math_type == CUDNN_FMA_MATH) return nope(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
+    return device_has_tc(why, why_n);
+}
+
 /* FLOAT through TF32 tensor cores only when the caller asked for tensor ops explicitly
  * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
 static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
@@ -262,6 +272,13 @@ static cudnnStatus_t run_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const 
 
 static const fdnn_conv_impl fwd_mma = {"conv_fwd__implicit_gemm_mma", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                        CUDNN_TENSOR_OP_MATH, mma_ok, no_workspace, run_mma};
+static cudnnStatus_t run_bwd_filter_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_cuda_conv_bwd_filter_mma_run(h, p, a);
+}
+static const fdnn_conv_impl bwd_filter_mma = {"conv_bwd_filter__implicit_gemm_mma", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
+                                              CUDNN_TENSOR_OP_MATH, bwd_filter_mma_ok, fdnn_cuda_conv_bwd_filter_mma_workspace,
+                                              run_bwd_filter_mma};
 static const fdnn_conv_impl fwd_tc = {"conv_fwd__implicit_gemm_tc", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                       CUDNN_TENSOR_OP_MATH, tc_ok, no_workspace, run_tc};
 static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
@@ -388,7 +405,7 @@ static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cub
 
 static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_dw, &fwd_dw_lowp, &fwd_mma, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_dw, &bwd_data_dw_lowp, &bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_dw, &bwd_filter_dw_lowp, &bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_dw, &bwd_filter_dw_lowp, &bwd_filter_mma, &bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)
 {

@@ -46,11 +46,15 @@ static void pick_types(tcase *t, cudnnDataType_t xt)
     }
 }
 
+/* >= 0: scales() returns combos[force_scales] (sections that need both beta == 0 and beta != 0) */
+static int force_scales = -1;
+
 static void scales(cudnnDataType_t xt, double *alpha, double *beta)
 {
     /* the last two give INT8 outputs exact .5 values: round to nearest even, as the CPU does */
     static const double combos[][2] = {{1, 0}, {2, 0}, {1, 1}, {0.5, -1}, {-1, 2}, {0.5, 0}, {-0.5, 1}};
     int i = th_randint(0, 4);
+    if (force_scales >= 0) i = force_scales;
     if (xt == CUDNN_DATA_INT8x4 || xt == CUDNN_DATA_INT8x32 || xt == CUDNN_DATA_INT8) {
         static const int int8_combos[] = {0, 1, 2, 5, 6};
         i = int8_combos[th_randint(0, 4)];
@@ -270,6 +274,56 @@ int main(void)
         }
         printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: forward 24 cases, %d with failures; backward-data 24 cases, %d with failures\n",
                fails[0], fails[1]);
+    }
+    /* backward filter of HALF/BFLOAT16 packed NHWC problems with C and K multiples of 8 (KRSC
+     * filter, groups 1): on the CUDA backend ALGO_1 runs the mma.sync implicit GEMM
+     * (conv_bwd_filter_mma.cu). Shapes cover its branches: several 64/128-row (K) and 64/128-column
+     * (R*S*C) tiles with partial last ones, N*P*Q of a few thousand rows (the reduction split over
+     * 2-9 blocks, partial sums in the workspace) and of a few dozen (one split, direct epilogue),
+     * P*Q below 32 (the row step crosses images), stride 2/3, padding, dilation, 1x1, R != S, both
+     * modes, 3-D with D = T = 1; alpha/beta alternate between beta == 0 (NaN-filled dw) and
+     * beta != 0. */
+    {
+        /*                       n   c   h   w    k  r  s str pad dil conv */
+        static const int BF[][11] = {{2, 8, 40, 40, 16, 3, 3, 1, 1, 1, 0},  {3, 16, 33, 29, 24, 3, 3, 1, 1, 2, 1},
+                                     {3, 24, 20, 24, 136, 3, 3, 1, 1, 1, 1}, {1, 72, 9, 11, 40, 3, 3, 2, 1, 1, 0},
+                                     {2, 8, 14, 13, 200, 5, 3, 3, 2, 1, 1}, {4, 16, 12, 12, 8, 1, 1, 2, 0, 1, 0},
+                                     {2, 8, 30, 30, 32, 3, 3, 1, 1, 1, 1},  {5, 40, 7, 7, 72, 2, 2, 1, 0, 2, 0},
+                                     {8, 8, 4, 5, 16, 3, 3, 1, 1, 1, 1},    {64, 8, 6, 6, 8, 3, 3, 1, 1, 1, 0},
+                                     {2, 136, 6, 6, 64, 1, 1, 1, 0, 1, 1},  {2, 8, 50, 50, 8, 3, 3, 1, 0, 1, 1}};
+        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
+        int fails = 0;
+        const int nbf = (int)(sizeof BF / sizeof BF[0]);
+        for (int i = 0; i < nbf; i++) {
+            const int *b = BF[i];
+            tcase t;
+            tc_random_shape(&t, 0);
+            t.nsp = i == 6 ? 3 : 2; /* 3-D with a unit depth: the kernel treats it as 2-D */
+            t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
+            t.pad[0] = 0;
+            t.g = 1;
+            t.n = b[0];
+            t.c = b[1];
+            t.in[1] = b[2];
+            t.in[2] = b[3];
+            t.k = b[4];
+            t.flt[1] = b[5];
+            t.flt[2] = b[6];
+            t.mode = b[10] ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+            t.xlay = t.ylay = LAY_NHWC;
+            t.w_nhwc = 1;
+            for (int a = 1; a < 3; a++) {
+                t.stride[a] = b[7];
+                t.pad[a] = b[8];
+                t.dil[a] = b[9];
+                t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+            }
+            pick_types(&t, i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+            force_scales = SC[i % 6];
+            if (!run_case(h, 2, &t)) fails++;
+            force_scales = -1;
+        }
+        printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: backward-filter %d cases, %d with failures\n", nbf, fails);
     }
     /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
      * kernels (first in every list). Packed NHWC with an even C and m == 1 takes the two-channel

@@ -554,6 +554,17 @@ static void test_gpu_order(cudnnHandle_t h)
                     TH_CHECK(pf[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "%s NHWC C=12: first v7 entry algo %d, want GEMM (cuBLAS im2col)",
                              th_dtype_name(types[ti]), (int)pf[0].algo);
             }
+            /* backward filter: the mma implicit GEMM (ALGO_1, TENSOR_OP, deterministic; one split
+             * here, so no workspace) ahead of im2col + cuBLAS (which needs a column buffer) */
+            cudnnConvolutionBwdFilterAlgoPerf_t pw[8];
+            n = 0;
+            if (c8 && TH_OK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, t.xd, t.yd, t.cd, t.wd, 8, &n, pw)) && n > 0)
+                TH_CHECK(pw[0].status == CUDNN_STATUS_SUCCESS && pw[0].algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 &&
+                             pw[0].mathType == CUDNN_TENSOR_OP_MATH && pw[0].memory == 0 && pw[0].determinism == CUDNN_DETERMINISTIC,
+                         "%s NHWC C=16 K=24: first bwd-filter v7 entry status %d algo %d math %d memory %zu determinism %d, want the mma "
+                         "implicit GEMM (1, TENSOR_OP, 0, deterministic)",
+                         th_dtype_name(types[ti]), (int)pw[0].status, (int)pw[0].algo, (int)pw[0].mathType, pw[0].memory,
+                         (int)pw[0].determinism);
             tc_destroy(&t);
         }
 }

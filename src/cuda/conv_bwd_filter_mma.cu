@@ -1,0 +1,125 @@
+/* conv_bwd_filter__implicit_gemm_mma: the backward-filter convolution of conv_bwd_filter_mma.cuh
+ * (mma.sync tensor cores, cp.async pipeline, split-K with an ordered float reduction) for dense
+ * channels-last HALF / BFLOAT16 problems. Which problems it takes:
+ * fdnn_cuda_conv_bwd_filter_mma_applicable (shape/layout) plus the dtype, math-type and
+ * compute-capability checks of the list (conv_list_cuda.c). The workspace (float partial sums of
+ * the splits) is a function of the problem only: fdnn_cuda_conv_bwd_filter_mma_workspace. */
+#include <stdarg.h>
+#include "conv_bwd_filter_mma.cuh"
+#include "conv_cuda.h"
+#include "cuda_internal.h"
+
+namespace {
+
+int say(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
+/* strides (N, C, D, H, W) of a dense N, D, H, W, C tensor (extent-1 dims ignored) */
+int packed_cl(const int64_t *s, int n, int c, const int *sp)
+{
+    const int idx[5] = {1, 4, 3, 2, 0};
+    const int ext[5] = {c, sp[2], sp[1], sp[0], n};
+    int64_t e = 1;
+    for (int i = 0; i < 5; i++) {
+        if (ext[i] > 1 && s[idx[i]] != e) return 0;
+        e *= ext[i];
+    }
+    return 1;
+}
+
+int gemm_npq(const fdnn_conv_problem *p) { return (int)((long long)p->n * p->out[1] * p->out[2]); }
+int gemm_rsc(const fdnn_conv_problem *p) { return p->flt[1] * p->flt[2] * p->c; }
+
+fdnn_bwdf::BwdfPlan plan_of(const fdnn_conv_problem *p) { return fdnn_bwdf::bwdf_plan(gemm_npq(p), p->k, gemm_rsc(p)); }
+
+int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
+
+} // namespace
+
+extern "C" int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->dir != FDNN_CONV_BWD_FILTER) return say(why, why_n, "backward filter only");
+    if (p->g != 1) return say(why, why_n, "the mma implicit GEMM needs groups == 1 (got %d)", p->g);
+    if (p->nb_spatial == 3 && (p->in[0] != 1 || p->flt[0] != 1 || p->out[0] != 1 || p->pad[0] != 0))
+        return say(why, why_n, "the mma implicit GEMM is 2-D: a 3-D problem needs D = T = 1 and depth padding 0 (got D=%d T=%d pad=%d)",
+                   p->in[0], p->flt[0], p->pad[0]);
+    if (p->nb_spatial != 2 && p->nb_spatial != 3) return say(why, why_n, "2-D problems only (got %d spatial dims)", p->nb_spatial);
+    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return say(why, why_n, "vectorised layouts are not handled");
+    if (!(p->xtype == p->wtype && p->xtype == p->ytype && (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16)))
+        return say(why, why_n, "the mma implicit GEMM handles same-type HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+                   fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (!p->w_nhwc) return say(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
+    if (p->c % 8 || p->k % 8)
+        return say(why, why_n, "the mma implicit GEMM copies 8 channels at a time: C=%d and K=%d must be multiples of 8", p->c, p->k);
+    if (!packed_cl(p->xs, p->n, p->c, p->in)) return say(why, why_n, "x must be densely packed NHWC");
+    if (!packed_cl(p->ys, p->n, p->k, p->out)) return say(why, why_n, "dy must be densely packed NHWC");
+    const long long lim = (1LL << 31) - 256;
+    const long long npq = (long long)p->n * p->out[1] * p->out[2], rsc = (long long)p->flt[1] * p->flt[2] * p->c;
+    if (npq >= lim || rsc >= lim || (long long)p->k >= 65535LL * 64)
+        return say(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", npq, rsc, p->k);
+    return 1;
+}
+
+extern "C" size_t fdnn_cuda_conv_bwd_filter_mma_workspace(const fdnn_conv_problem *p)
+{
+    if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, NULL, 0)) return 0;
+    return fdnn_bwdf::bwdf_workspace_bytes(plan_of(p), p->k, gemm_rsc(p));
+}
+
+extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    if (cs && cs->cc < 80)
+        return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,
+                         "conv_bwd_filter__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)", cs->cc / 10,
+                         cs->cc % 10);
+    const fdnn_bwdf::BwdfPlan pl = plan_of(p);
+    const size_t need = fdnn_bwdf::bwdf_workspace_bytes(pl, p->k, gemm_rsc(p));
+    if (need && (!a->workspace || a->workspace_size < need))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_bwd_filter__implicit_gemm_mma needs %zu bytes of workspace (got %zu)", need,
+                         a->workspace_size);
+    /* 16-byte copies need 16-byte aligned tensors (and the float2 partial sums an aligned
+     * workspace); the direct kernel takes every problem, without workspace */
+    if (!aligned16(a->x) || !aligned16(a->y) || !aligned16(a->out) || (need && !aligned16(a->workspace)))
+        return fdnn_cuda_conv_direct_run(h, p, a);
+    fdnn_bwdf::BwdfParams P;
+    P.x = a->x;
+    P.dy = a->y;
+    P.dw = a->out;
+    P.ws = need ? (float *)a->workspace : NULL;
+    P.n = p->n;
+    P.h = p->in[1];
+    P.w_ = p->in[2];
+    P.c = p->c;
+    P.k = p->k;
+    P.r = p->flt[1];
+    P.s = p->flt[2];
+    P.p = p->out[1];
+    P.q = p->out[2];
+    P.sh = p->stride[1];
+    P.sw = p->stride[2];
+    P.ph = p->pad[1];
+    P.pw = p->pad[2];
+    P.dh = p->dil[1];
+    P.dw_ = p->dil[2];
+    P.flip = !p->cross_correlation;
+    P.alpha = (float)a->alpha;
+    P.beta = (float)a->beta;
+    P.npq = gemm_npq(p);
+    P.rsc = gemm_rsc(p);
+    P.chunk = pl.chunk;
+    P.splits = pl.splits;
+    P.step_n = P.step_p = P.step_q = 0; /* set by bwdf_launch */
+    cudaError_t e;
+    if (p->xtype == CUDNN_DATA_HALF) e = fdnn_bwdf::bwdf_launch<__half>(P, pl.cfg, fdnn_cuda_stream(h));
+    else e = fdnn_bwdf::bwdf_launch<__nv_bfloat16>(P, pl.cfg, fdnn_cuda_stream(h));
+    return fdnn_cuda_check(e, "conv_bwd_filter__implicit_gemm_mma");
+}

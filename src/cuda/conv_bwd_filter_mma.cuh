@@ -1,0 +1,435 @@
+/* Tensor-core implicit-GEMM backward-filter convolution for HALF / BFLOAT16 (float accumulation)
+ * on packed NHWC x / dy and a KRSC filter gradient, sm_80+ (inline PTX mma.sync m16n8k16,
+ * ldmatrix.trans, cp.async). Self-contained (no FreeDNN headers) so that bench/kernels/bwdf_lab.cu
+ * can include it; src/cuda/conv_bwd_filter_mma.cu wraps it for the library.
+ *
+ * GEMM view (groups == 1):  dW[K, RSC] = dY^T[K, NPQ] * Xcol[NPQ, RSC]
+ *   rows    m   = output channel k                (dW is row-major [K][R*S*C])
+ *   columns n   = (r, s, c), c fastest            (C % 8 == 0: 8 consecutive n are 8 channels of
+ *                                                  one tap, one 16-byte vector)
+ *   reduction npq = (n, p, q)  NPQ = N*P*Q
+ *   dY^T[k, npq] = dy[npq][k]
+ *   Xcol[npq, (r,s,c)] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]   (0 outside the image)
+ *   CUDNN_CONVOLUTION (flip) writes column (r, s, c) to filter tap (R-1-r, S-1-s).
+ * Both operands are reduction-major in memory: a slice of 32 npq rows is copied (cp.async, 16
+ * bytes = 8 consecutive m or n values, zero-filled outside the image / past the split / past K or
+ * RSC) into shared memory as [npq][m] and [npq][n] rows, and ldmatrix .trans turns those into the
+ * row-major A (m x npq) and column-major B (npq x n) fragments of mma.m16n8k16. Shared rows are
+ * BM*2 or BN*2 bytes (>= 128); 16-byte chunk c of row r is stored at chunk c ^ (r & 7), so the 8
+ * row addresses of every ldmatrix phase (8 consecutive npq rows, one chunk column) fall in 8
+ * distinct 16-byte bank groups. STAGES-deep cp.async ring as in conv_fwd_mma.cuh.
+ * Split-K: blockIdx.z = split s takes npq rows [s*chunk, min((s+1)*chunk, NPQ)) (chunk a multiple
+ * of 32, fixed by the problem: bwdf_plan). With one split the epilogue writes dw directly
+ * (alpha/beta in float; beta == 0 never reads dw); with several, every split writes its float
+ * partial tile to ws[s][K][RSC] and bwdf_reduce_kernel sums the splits in order s = 0, 1, ...,
+ * applies alpha/beta and converts. Deterministic: every sum has a fixed order. */
+#ifndef FDNN_CUDA_CONV_BWD_FILTER_MMA_CUH
+#define FDNN_CUDA_CONV_BWD_FILTER_MMA_CUH
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+namespace fdnn_bwdf {
+
+/* Problem of the kernel; all tensors dense: x [N][H][W][C], dy [N][P][Q][K], dw [K][R][S][C]. */
+struct BwdfParams {
+    const void *x, *dy;
+    void *dw;
+    float *ws;          /* [splits][K][RSC] float partial sums; unused with one split */
+    int n, h, w_, c, k, r, s, p, q;
+    int sh, sw, ph, pw, dh, dw_;
+    int flip;           /* 1: CUDNN_CONVOLUTION (filter tap (R-1-r, S-1-s)) */
+    float alpha, beta;
+    int npq;            /* N*P*Q, < 2^31 */
+    int rsc;            /* R*S*C, < 2^31 */
+    int chunk;          /* npq rows per split, a multiple of BK */
+    int splits;
+    int step_n, step_p, step_q; /* BK = step_n*P*Q + step_p*Q + step_q, step_p < P, step_q < Q */
+};
+
+constexpr int BK = 32;        /* reduction slice (npq rows) */
+constexpr int NTHREADS = 256; /* 8 warps */
+constexpr int STAGES = 4;
+constexpr int TARGET_BLOCKS = 264;  /* ~2 waves of 132 SMs (H100/H200) */
+constexpr int MIN_SPLIT_ROWS = 512; /* npq rows a split takes at least (16 slices) */
+
+template <typename T> struct BwdfType;
+template <> struct BwdfType<__half> {
+    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ float2 load2(const __half *p) { return __half22float2(*(const __half2 *)p); }
+    static __device__ __forceinline__ void store2(__half *p, float a, float b) { *(__half2 *)p = __floats2half2_rn(a, b); }
+};
+template <> struct BwdfType<__nv_bfloat16> {
+    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ float2 load2(const __nv_bfloat16 *p)
+    {
+        return __bfloat1622float2(*(const __nv_bfloat162 *)p);
+    }
+    static __device__ __forceinline__ void store2(__nv_bfloat16 *p, float a, float b)
+    {
+        *(__nv_bfloat162 *)p = __floats2bfloat162_rn(a, b);
+    }
+};
+
+/* 16-byte global -> shared copy; bytes = 0 writes 16 zero bytes and reads nothing. */
+__device__ __forceinline__ void bw_cp_async16(uint32_t smem, const void *gmem, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void bw_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void bw_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+/* four transposed 8x8 b16 matrices: lanes 8i..8i+7 give the 8 row addresses of matrix i; thread t
+ * receives, of each matrix, the elements (row 2*(t%4), col t/4) and (row 2*(t%4)+1, col t/4) */
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t *r, uint32_t smem)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem));
+}
+
+/* byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile of ROWB-byte rows
+ * (ROWB >= 128: the XOR stays inside the row) */
+template <int ROWB>
+__device__ __forceinline__ uint32_t bw_swz(int row, int chunk)
+{
+    return (uint32_t)(row * ROWB + ((chunk ^ (row & 7)) << 4));
+}
+
+template <int BM, int BN>
+struct BwdfTile {
+    static constexpr int A_ROWB = BM * 2, B_ROWB = BN * 2; /* bytes of one npq row */
+    static constexpr int A_BYTES = BK * A_ROWB, B_BYTES = BK * B_ROWB;
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES;
+};
+
+template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
+__global__ void __launch_bounds__(NTHREADS)
+conv_bwd_filter_mma_kernel(const BwdfParams P)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    static_assert(WARPS_M * WARPS_N * 32 == NTHREADS, "8 warps");
+    static_assert(BM >= 64 && BN >= 64, "rows of at least 128 bytes (swizzle)");
+    constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* warp tile */
+    constexpr int MI = WM / 16, NI = WN / 8;             /* mma tiles per warp */
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
+    constexpr int A_CPR = BM / 8, B_CPR = BN / 8;        /* 16-byte chunks per shared row */
+    constexpr int A_IT = BK * A_CPR / NTHREADS, B_IT = BK * B_CPR / NTHREADS; /* chunks per thread */
+    static_assert(A_IT >= 1 && B_IT >= 1 && NTHREADS % A_CPR == 0 && NTHREADS % B_CPR == 0, "copy assignment");
+    constexpr int A_RSTEP = NTHREADS / A_CPR, B_RSTEP = NTHREADS / B_CPR; /* row distance of a thread's chunks */
+    typedef BwdfTile<BM, BN> Tile;
+
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const uint32_t smem = (uint32_t)__cvta_generic_to_shared(smem_raw);
+
+    const T *__restrict__ x = (const T *)P.x;
+    const T *__restrict__ dy = (const T *)P.dy;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM, split = blockIdx.z;
+    const int row_begin = split * P.chunk;
+    const int row_end = min(row_begin + P.chunk, P.npq);
+    const int ktiles = row_end > row_begin ? (row_end - row_begin + BK - 1) / BK : 0;
+
+    /* --- copy assignments, fixed for the whole reduction: chunk column a_col of A rows
+     * a_row0 + i*A_RSTEP, chunk column b_col of B rows b_row0 + i*B_RSTEP (rows of a slice) */
+    const int a_col = tid % A_CPR, a_row0 = tid / A_CPR;
+    const int b_col = tid % B_CPR, b_row0 = tid / B_CPR;
+    const bool a_col_ok = m0 + a_col * 8 < P.k; /* K % 8 == 0: the whole chunk is in or out */
+    const T *a_src = dy + (long long)(row_begin + a_row0) * P.k + m0 + a_col * 8;
+    int next_row = row_begin; /* first npq row of the next slice to load */
+
+    const int bn = n0 + b_col * 8;
+    const bool b_col_ok = bn < P.rsc; /* RSC % 8 == 0 */
+    int b_c = 0, b_hoff = 0, b_woff = 0;
+    if (b_col_ok) {
+        const int tap = bn / P.c;
+        b_c = bn - tap * P.c;
+        const int r = tap / P.s, s = tap - r * P.s;
+        b_hoff = r * P.dh - P.ph;
+        b_woff = s * P.dw_ - P.pw;
+    }
+    /* (n, p, q) of each B row of the next slice to load, advanced by BK rows per slice */
+    int b_n[B_IT], b_p[B_IT], b_q[B_IT];
+#pragma unroll
+    for (int i = 0; i < B_IT; i++) {
+        const int v = row_begin + b_row0 + i * B_RSTEP;
+        const int pq = P.p * P.q;
+        b_n[i] = v / pq;
+        const int rem = v - b_n[i] * pq;
+        b_p[i] = rem / P.q;
+        b_q[i] = rem - b_p[i] * P.q;
+    }
+
+    /* issue the copies of the next reduction slice into ring stage st (slices are loaded in
+     * order 0, 1, 2, ..., so the row state just steps forward by BK) */
+    auto load_next = [&](int st) {
+        const uint32_t sa = smem + st * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
+#pragma unroll
+        for (int i = 0; i < A_IT; i++) {
+            const int row = a_row0 + i * A_RSTEP;
+            const bool ok = a_col_ok && next_row + row < row_end;
+            bw_cp_async16(sa + bw_swz<Tile::A_ROWB>(row, a_col), ok ? (const void *)(a_src + (long long)i * A_RSTEP * P.k) : (const void *)dy,
+                          ok ? 16 : 0);
+        }
+        a_src += (long long)BK * P.k;
+#pragma unroll
+        for (int i = 0; i < B_IT; i++) {
+            const int row = b_row0 + i * B_RSTEP;
+            const int hh = b_p[i] * P.sh + b_hoff, ww = b_q[i] * P.sw + b_woff;
+            const bool ok = b_col_ok && next_row + row < row_end && (unsigned)hh < (unsigned)P.h && (unsigned)ww < (unsigned)P.w_;
+            const T *src = ok ? x + (((long long)b_n[i] * P.h + hh) * P.w_ + ww) * P.c + b_c : x;
+            bw_cp_async16(sb + bw_swz<Tile::B_ROWB>(row, b_col), src, ok ? 16 : 0);
+            /* step (n, p, q) by BK rows: one carry per digit suffices (step_q < Q, step_p < P) */
+            int q = b_q[i] + P.step_q, p = b_p[i] + P.step_p, n = b_n[i] + P.step_n;
+            if (q >= P.q) { q -= P.q; p++; }
+            if (p >= P.p) { p -= P.p; n++; }
+            b_q[i] = q;
+            b_p[i] = p;
+            b_n[i] = n;
+        }
+        next_row += BK;
+    };
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+
+    /* prologue: slices 0 .. STAGES-2 in flight (empty groups past the end keep the count) */
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < ktiles) load_next(st);
+        bw_cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; kt++) {
+        bw_cp_async_wait<STAGES - 2>(); /* this thread's copies of slice kt have landed */
+        __syncthreads();                /* everyone's have, and everyone is done with slice kt-1 */
+        {
+            const int nk = kt + STAGES - 1; /* refill the stage that slice kt-1 used */
+            if (nk < ktiles) load_next(nk % STAGES);
+            bw_cp_async_commit();
+        }
+        const uint32_t sa = smem + (kt % STAGES) * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                /* A fragment registers: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15),
+                 * (m 8-15, k 8-15); shared rows are k (npq), columns m, so matrix i = lane/8 is
+                 * read from rows k = (lane&7) + 8*(lane/16), columns m = 8*((lane/8)&1) */
+                const int krow = kk * 16 + (lane & 7) + ((lane >> 4) << 3);
+                const int mcol = wm * WM + i * 16 + (((lane >> 3) & 1) << 3);
+                ldmatrix_x4_trans(af[i], sa + bw_swz<Tile::A_ROWB>(krow, mcol >> 3));
+            }
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                /* B fragment registers of n-tiles j, j+1: (k 0-7, n 0-7), (k 8-15, n 0-7),
+                 * (k 0-7, n 8-15), (k 8-15, n 8-15): rows k = (lane&7) + 8*((lane/8)&1),
+                 * columns n = 8*(lane/16) */
+                const int krow = kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+                const int ncol = wn * WN + j * 8 + ((lane >> 4) << 3);
+                uint32_t t[4];
+                ldmatrix_x4_trans(t, sb + bw_swz<Tile::B_ROWB>(krow, ncol >> 3));
+                bf[j][0] = t[0];
+                bf[j][1] = t[1];
+                bf[j + 1][0] = t[2];
+                bf[j + 1][1] = t[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int j = 0; j < NI; j++) BwdfType<T>::mma(acc[i][j], af[i], bf[j]);
+        }
+    }
+    bw_cp_async_wait<0>(); /* no copy may still target shared memory when the block exits */
+
+    /* epilogue: acc[i][j] holds rows g, g+8 and columns 2*(lane%4), +1 of its 16x8 tile */
+    const float alpha = P.alpha, beta = P.beta;
+    const bool partial = P.splits > 1;
+    T *dw = (T *)P.dw;
+#pragma unroll
+    for (int j = 0; j < NI; j++) {
+        const int nn = n0 + wn * WN + j * 8 + (lane & 3) * 2;
+        if (nn >= P.rsc) continue; /* RSC % 8 == 0: nn+1 < RSC too, and of the same tap */
+        long long dcol = nn;       /* column of dw (flipped tap for CUDNN_CONVOLUTION) */
+        if (!partial && P.flip) {
+            const int tap = nn / P.c, cc = nn - tap * P.c;
+            const int r = tap / P.s, s = tap - r * P.s;
+            dcol = ((long long)(P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cc;
+        }
+#pragma unroll
+        for (int i = 0; i < MI; i++) {
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int m = m0 + wm * WM + i * 16 + (lane >> 2) + half * 8;
+                if (m >= P.k) continue;
+                const float v0 = acc[i][j][half * 2], v1 = acc[i][j][half * 2 + 1];
+                if (partial) {
+                    *(float2 *)(P.ws + ((long long)split * P.k + m) * P.rsc + nn) = make_float2(v0, v1);
+                } else {
+                    T *dst = dw + (long long)m * P.rsc + dcol;
+                    float o0 = alpha * v0, o1 = alpha * v1;
+                    if (beta != 0.f) {
+                        const float2 old = BwdfType<T>::load2(dst);
+                        o0 += beta * old.x;
+                        o1 += beta * old.y;
+                    }
+                    BwdfType<T>::store2(dst, o0, o1);
+                }
+            }
+        }
+    }
+#endif
+}
+
+/* dw = alpha * sum_s ws[s] + beta * dw (beta == 0: dw not read), two columns per thread, the
+ * splits summed in order 0, 1, ... */
+template <typename T>
+__global__ void bwdf_reduce_kernel(const BwdfParams P)
+{
+    const long long pairs = (long long)P.k * P.rsc / 2, plane = (long long)P.k * P.rsc;
+    T *dw = (T *)P.dw;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < pairs; e += (long long)gridDim.x * blockDim.x) {
+        const long long idx = e * 2;
+        float s0 = 0.f, s1 = 0.f;
+        for (int s = 0; s < P.splits; s++) {
+            const float2 v = *(const float2 *)(P.ws + s * plane + idx);
+            s0 += v.x;
+            s1 += v.y;
+        }
+        const int m = (int)(idx / P.rsc), nn = (int)(idx - (long long)m * P.rsc);
+        long long dcol = nn;
+        if (P.flip) {
+            const int tap = nn / P.c, cc = nn - tap * P.c;
+            const int r = tap / P.s, s = tap - r * P.s;
+            dcol = ((long long)(P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cc;
+        }
+        T *dst = dw + (long long)m * P.rsc + dcol;
+        float o0 = P.alpha * s0, o1 = P.alpha * s1;
+        if (P.beta != 0.f) {
+            const float2 old = BwdfType<T>::load2(dst);
+            o0 += P.beta * old.x;
+            o1 += P.beta * old.y;
+        }
+        BwdfType<T>::store2(dst, o0, o1);
+    }
+}
+
+/* The tile configurations: BM (output channels) x BN (R*S*C columns). */
+enum BwdfConfig { BWDF_128x128 = 0, BWDF_128x64 = 1, BWDF_64x128 = 2, BWDF_64x64 = 3 };
+
+static inline int bwdf_bm(BwdfConfig c) { return c == BWDF_128x128 || c == BWDF_128x64 ? 128 : 64; }
+static inline int bwdf_bn(BwdfConfig c) { return c == BWDF_128x128 || c == BWDF_64x128 ? 128 : 64; }
+
+/* The launch plan, a function of the problem only (workspace() and run() agree on it):
+ * 64-row tiles when K <= 64, 64-column tiles when R*S*C <= 64, else 128; the reduction is
+ * split so that tiles * splits approaches TARGET_BLOCKS, each split taking at least
+ * MIN_SPLIT_ROWS npq rows (a multiple of BK); force_splits > 0 asks for that many (the lab). */
+struct BwdfPlan {
+    BwdfConfig cfg;
+    int splits, chunk;
+};
+static inline BwdfPlan bwdf_plan(int npq, int k, int rsc, int force_splits = 0, int force_cfg = -1)
+{
+    BwdfPlan pl;
+    if (force_cfg >= 0) pl.cfg = (BwdfConfig)force_cfg;
+    else pl.cfg = k <= 64 ? (rsc <= 64 ? BWDF_64x64 : BWDF_64x128) : (rsc <= 64 ? BWDF_128x64 : BWDF_128x128);
+    const long long tiles = (long long)((k + bwdf_bm(pl.cfg) - 1) / bwdf_bm(pl.cfg)) * ((rsc + bwdf_bn(pl.cfg) - 1) / bwdf_bn(pl.cfg));
+    long long want;
+    if (force_splits > 0) want = force_splits;
+    else {
+        want = (TARGET_BLOCKS + tiles - 1) / tiles;
+        const long long most = npq / MIN_SPLIT_ROWS;
+        if (want > most) want = most;
+    }
+    if (want < 1) want = 1;
+    if (want > 65535) want = 65535;
+    long long chunk = ((long long)npq + want - 1) / want;
+    chunk = (chunk + BK - 1) / BK * BK;
+    if (chunk < BK) chunk = BK;
+    pl.chunk = (int)chunk;
+    pl.splits = npq > 0 ? (int)(((long long)npq + chunk - 1) / chunk) : 1; /* no empty split */
+    return pl;
+}
+/* bytes of float partial sums the plan needs (0 with one split) */
+static inline size_t bwdf_workspace_bytes(const BwdfPlan &pl, int k, int rsc)
+{
+    return pl.splits > 1 ? (size_t)pl.splits * (size_t)k * (size_t)rsc * sizeof(float) : 0;
+}
+
+/* the (n, p, q) step of BK rows */
+static inline void bwdf_set_step(BwdfParams &P)
+{
+    const int pq = P.p * P.q;
+    P.step_n = BK / pq;
+    const int rem = BK - P.step_n * pq;
+    P.step_p = rem / P.q;
+    P.step_q = rem - P.step_p * P.q;
+}
+
+template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
+static cudaError_t bwdf_launch_cfg(const BwdfParams &P, cudaStream_t st)
+{
+    typedef BwdfTile<BM, BN> Tile;
+    auto kern = conv_bwd_filter_mma_kernel<T, BM, BN, WARPS_M, WARPS_N>;
+    /* more than 48 KiB of dynamic shared memory needs an opt-in: once per device */
+    if (Tile::SMEM_BYTES > 48 * 1024) {
+        static volatile int opted[64]; /* 1: done on that device (benign race: idempotent) */
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e != cudaSuccess) return e;
+        if (dev < 0 || dev >= 64 || !opted[dev]) {
+            e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SMEM_BYTES);
+            if (e != cudaSuccess) return e;
+            if (dev >= 0 && dev < 64) opted[dev] = 1;
+        }
+    }
+    dim3 grid((unsigned)((P.rsc + BN - 1) / BN), (unsigned)((P.k + BM - 1) / BM), (unsigned)P.splits);
+    kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
+    return cudaGetLastError();
+}
+
+/* T = __half or __nv_bfloat16. P.chunk / P.splits from bwdf_plan, P.ws (16-byte aligned) of
+ * bwdf_workspace_bytes when splits > 1. The caller has checked the requirements (C % 8, K % 8,
+ * 16-byte aligned x / dy / dw, NPQ and RSC below 2^31, K below 65535 * 64). */
+template <typename T>
+static cudaError_t bwdf_launch(BwdfParams P, BwdfConfig cfg, cudaStream_t st)
+{
+    if (P.k == 0 || P.rsc == 0) return cudaSuccess;
+    bwdf_set_step(P);
+    cudaError_t e = cudaErrorInvalidValue;
+    switch (cfg) {
+    case BWDF_128x128: e = bwdf_launch_cfg<T, 128, 128, 2, 4>(P, st); break;
+    case BWDF_128x64: e = bwdf_launch_cfg<T, 128, 64, 4, 2>(P, st); break;
+    case BWDF_64x128: e = bwdf_launch_cfg<T, 64, 128, 2, 4>(P, st); break;
+    case BWDF_64x64: e = bwdf_launch_cfg<T, 64, 64, 2, 4>(P, st); break;
+    }
+    if (e != cudaSuccess || P.splits <= 1) return e;
+    const long long pairs = (long long)P.k * P.rsc / 2;
+    long long blocks = (pairs + 255) / 256;
+    if (blocks > 4096) blocks = 4096;
+    bwdf_reduce_kernel<T><<<(unsigned)blocks, 256, 0, st>>>(P);
+    return cudaGetLastError();
+}
+
+} /* namespace fdnn_bwdf */
+#endif
