@@ -97,6 +97,13 @@ static inline void *dev_alloc(size_t bytes)
     cudaMalloc(&d, bytes ? bytes : 1);
     return d;
 }
+/* dev_alloc, zero-filled: for outputs and workspaces, so no case reads uninitialised memory */
+static inline void *dev_zero(size_t bytes)
+{
+    void *d = dev_alloc(bytes);
+    cudaMemset(d, 0, bytes ? bytes : 1);
+    return d;
+}
 
 /* One line: "<name>/<dir> status NAME" plus, on success, n, sum, asum and 16 samples. */
 static inline void report(const char *name, const char *dir, cudnnStatus_t st, const void *d, size_t n, cudnnDataType_t t)
@@ -117,5 +124,14 @@ static inline void report(const char *name, const char *dir, cudnnStatus_t st, c
     }
     printf("\n");
     fflush(stdout);
+}
+
+/* report() of a host float array (values computed on the host from a library's outputs) */
+static inline void report_host(const char *name, const char *dir, cudnnStatus_t st, const float *h, size_t n)
+{
+    void *d = dev_alloc(n * 4 + 4); /* never zero bytes; copies only the n values */
+    cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice);
+    report(name, dir, st, d, n, CUDNN_DATA_FLOAT);
+    cudaFree(d);
 }
 #endif

@@ -1,6 +1,8 @@
-/* Compatibility probe for the non-convolution operations: activation, softmax, pooling,
- * op/reduce/scale/set/transform tensor, LRN, batch normalization, the v8 RNN forward and
- * CTC loss. Same contract as conv_compat.c: only calls present in both cuDNN 8.9 and 9.x,
+/* Compatibility probe for the non-convolution operations: activation, softmax, pooling
+ * (2-D and 3-D), op/reduce/scale/set/transform tensor (also through a transform descriptor),
+ * add tensor, LRN, divisive normalization, batch normalization (also the fused Ex forms),
+ * cudnnNormalization*, the spatial transformer, dropout (library-independent properties
+ * only), the v8 RNN forward and CTC loss. Same contract as conv_compat.c: only calls present in both cuDNN 8.9 and 9.x,
  * device memory, deterministic integer-ish inputs, one line per case (see compat_util.h).
  * Case names start with the dtype (f32_/f16_) so compare.py picks the tolerance; the op
  * name follows (f32_act_..., f32_softmax_..., f32_rnn_...). */
@@ -455,6 +457,377 @@ static void ctc(void)
     cudnnDestroyTensorDescriptor(pd);
 }
 
+/* ---------------------------------------------------------------- helpers for the cases below */
+static cudnnTensorDescriptor_t tnd(cudnnTensorFormat_t f, cudnnDataType_t dt, int nb, const int *dims)
+{ /* packed Nd tensor in NCHW-like or NHWC-like order */
+    cudnnTensorDescriptor_t d;
+    cudnnCreateTensorDescriptor(&d);
+    cudnnSetTensorNdDescriptorEx(d, f, dt, nb, dims);
+    return d;
+}
+static size_t tensor_count(cudnnTensorDescriptor_t d)
+{
+    cudnnDataType_t t;
+    int nd = 0, dims[8], str[8];
+    size_t n = 1;
+    if (cudnnGetTensorNdDescriptor(d, 8, &t, &nd, dims, str) != CUDNN_STATUS_SUCCESS) return 0;
+    for (int i = 0; i < nd; i++) n *= (size_t)dims[i];
+    return n;
+}
+static const char *fmtn(cudnnTensorFormat_t f) { return f == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw"; }
+
+/* ---------------------------------------------------------------- batch norm Ex (fused ops) */
+static void batchnorm_ex(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops)
+{
+    int n = 2, c = 8, hh = 4, w = 5; /* C a multiple of 4, as the fused NHWC half kernels want */
+    size_t cnt = (size_t)n * c * hh * w;
+    char name[96];
+    snprintf(name, sizeof name, "%s_bn_ex_%s_%s_%s", dtn(dt),
+             mode == CUDNN_BATCHNORM_SPATIAL_PERSISTENT ? "persistent" : mode == CUDNN_BATCHNORM_SPATIAL ? "spatial" : "per_act",
+             ops == CUDNN_BATCHNORM_OPS_BN ? "bn" : ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION ? "bn_relu" : "bn_add_relu", fmtn(fmt));
+    cudnnTensorDescriptor_t xd = t4(fmt, dt, n, c, hh, w), bd;
+    cudnnCreateTensorDescriptor(&bd);
+    cudnnDeriveBNTensorDescriptor(bd, xd, mode);
+    cudnnDataType_t pt;
+    int nd = 0, dims[8], str[8];
+    cudnnGetTensorNdDescriptor(bd, 8, &pt, &nd, dims, str);
+    size_t np = tensor_count(bd);
+    int add = ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+    cudnnActivationDescriptor_t ad = NULL;
+    if (ops != CUDNN_BATCHNORM_OPS_BN) {
+        cudnnCreateActivationDescriptor(&ad);
+        cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
+    }
+    cudnnTensorDescriptor_t zd = add ? xd : NULL;
+    void *x = dev_fill(cnt, dt, 171), *z = add ? dev_fill(cnt, dt, 172) : NULL, *dy = dev_fill(cnt, dt, 173);
+    void *y = dev_zero(cnt * esize(dt)), *dx = dev_zero(cnt * esize(dt)), *dz = add ? dev_zero(cnt * esize(dt)) : NULL;
+    void *scale = dev_fill_so(np, pt, 174, 0.5, 1.0), *bias = dev_fill_so(np, pt, 175, 0.5, 0);
+    void *rmean = dev_fill_so(np, pt, 176, 0.5, 0), *rvar = dev_fill_so(np, pt, 177, 0.25, 1.0);
+    void *smean = dev_zero(np * esize(pt)), *sinv = dev_zero(np * esize(pt));
+    void *dscale = dev_zero(np * esize(pt)), *dbias = dev_zero(np * esize(pt));
+    double eps = 1e-3;
+    size_t fws = 0, bws = 0, rsz = 0;
+    cudnnStatus_t st = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(H, mode, ops, xd, zd, xd, bd, ad, &fws);
+    report(name, "fwd_workspace_size", st, NULL, 0, dt);
+    st = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, mode, ops, ad, xd, &rsz);
+    report(name, "reserve_size", st, NULL, 0, dt);
+    st = cudnnGetBatchNormalizationBackwardExWorkspaceSize(H, mode, ops, xd, xd, xd, zd, xd, bd, ad, &bws);
+    report(name, "bwd_workspace_size", st, NULL, 0, dt);
+    void *fw = dev_zero(fws), *bw = dev_zero(bws), *rs = dev_zero(rsz);
+    st = cudnnBatchNormalizationForwardTrainingEx(H, mode, ops, &ONE, &ZERO, xd, x, zd, z, xd, y, bd, scale, bias, 0.25,
+                                                  rmean, rvar, eps, smean, sinv, ad, fw, fws, rs, rsz);
+    report(name, "train_y", st, y, cnt, dt);
+    report(name, "train_running_mean", st, rmean, np, pt);
+    report(name, "train_running_var", st, rvar, np, pt);
+    report(name, "train_saved_mean", st, smean, np, pt);
+    report(name, "train_saved_invvar", st, sinv, np, pt);
+    /* backward takes the forward output y (for the activation's mask) and the same reserve space */
+    st = cudnnBatchNormalizationBackwardEx(H, mode, ops, &ONE, &ZERO, &ONE, &ZERO, xd, x, xd, y, xd, dy, zd, dz, xd, dx, bd,
+                                           scale, bias, dscale, dbias, eps, smean, sinv, ad, bw, bws, rs, rsz);
+    report(name, "bwd_dx", st, dx, cnt, dt);
+    if (add) report(name, "bwd_dz", st, dz, cnt, dt);
+    report(name, "bwd_dscale", st, dscale, np, pt);
+    report(name, "bwd_dbias", st, dbias, np, pt);
+    cudaFree(x); cudaFree(dy); cudaFree(y); cudaFree(dx);
+    if (add) { cudaFree(z); cudaFree(dz); }
+    cudaFree(scale); cudaFree(bias); cudaFree(rmean); cudaFree(rvar); cudaFree(smean); cudaFree(sinv);
+    cudaFree(dscale); cudaFree(dbias); cudaFree(fw); cudaFree(bw); cudaFree(rs);
+    if (ad) cudnnDestroyActivationDescriptor(ad);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(bd);
+}
+
+/* ---------------------------------------------------------------- cudnnNormalization* (PER_CHANNEL) */
+static void normalization(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnNormAlgo_t algo, cudnnNormOps_t ops)
+{
+    int n = 2, c = 8, hh = 4, w = 5;
+    size_t cnt = (size_t)n * c * hh * w;
+    char name[96];
+    snprintf(name, sizeof name, "%s_norm_per_channel_%s_%s_%s", dtn(dt), algo == CUDNN_NORM_ALGO_PERSIST ? "persist" : "standard",
+             ops == CUDNN_NORM_OPS_NORM ? "norm" : ops == CUDNN_NORM_OPS_NORM_ACTIVATION ? "norm_relu" : "norm_add_relu", fmtn(fmt));
+    cudnnNormMode_t mode = CUDNN_NORM_PER_CHANNEL;
+    cudnnTensorDescriptor_t xd = t4(fmt, dt, n, c, hh, w), sbd, mvd;
+    cudnnCreateTensorDescriptor(&sbd);
+    cudnnCreateTensorDescriptor(&mvd);
+    cudnnStatus_t st = cudnnDeriveNormTensorDescriptor(sbd, mvd, xd, mode, 1);
+    report(name, "derive", st, NULL, 0, dt);
+    cudnnDataType_t pt = CUDNN_DATA_FLOAT, mt = CUDNN_DATA_FLOAT;
+    int nd = 0, dims[8], str[8];
+    cudnnGetTensorNdDescriptor(sbd, 8, &pt, &nd, dims, str);
+    cudnnGetTensorNdDescriptor(mvd, 8, &mt, &nd, dims, str);
+    size_t np = tensor_count(sbd), nm = tensor_count(mvd);
+    int add = ops == CUDNN_NORM_OPS_NORM_ADD_ACTIVATION;
+    cudnnActivationDescriptor_t ad = NULL;
+    if (ops != CUDNN_NORM_OPS_NORM) {
+        cudnnCreateActivationDescriptor(&ad);
+        cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
+    }
+    cudnnTensorDescriptor_t zd = add ? xd : NULL;
+    void *x = dev_fill(cnt, dt, 181), *z = add ? dev_fill(cnt, dt, 182) : NULL, *dy = dev_fill(cnt, dt, 183);
+    void *y = dev_zero(cnt * esize(dt)), *dx = dev_zero(cnt * esize(dt)), *dz = add ? dev_zero(cnt * esize(dt)) : NULL;
+    void *scale = dev_fill_so(np, pt, 184, 0.5, 1.0), *bias = dev_fill_so(np, pt, 185, 0.5, 0);
+    void *rmean = dev_fill_so(nm, mt, 186, 0.5, 0), *rvar = dev_fill_so(nm, mt, 187, 0.25, 1.0);
+    void *smean = dev_zero(nm * esize(mt)), *sinv = dev_zero(nm * esize(mt));
+    void *dscale = dev_zero(np * esize(pt)), *dbias = dev_zero(np * esize(pt));
+    double eps = 1e-3;
+    size_t fws = 0, bws = 0, rsz = 0;
+    st = cudnnGetNormalizationForwardTrainingWorkspaceSize(H, mode, ops, algo, xd, zd, xd, sbd, ad, mvd, &fws, 1);
+    report(name, "fwd_workspace_size", st, NULL, 0, dt);
+    st = cudnnGetNormalizationTrainingReserveSpaceSize(H, mode, ops, algo, ad, xd, &rsz, 1);
+    report(name, "reserve_size", st, NULL, 0, dt);
+    st = cudnnGetNormalizationBackwardWorkspaceSize(H, mode, ops, algo, xd, xd, xd, zd, xd, sbd, ad, mvd, &bws, 1);
+    report(name, "bwd_workspace_size", st, NULL, 0, dt);
+    void *fw = dev_zero(fws), *bw = dev_zero(bws), *rs = dev_zero(rsz);
+    st = cudnnNormalizationForwardTraining(H, mode, ops, algo, &ONE, &ZERO, xd, x, sbd, scale, bias, 0.25, mvd, rmean, rvar, eps,
+                                           smean, sinv, ad, zd, z, xd, y, fw, fws, rs, rsz, 1);
+    report(name, "train_y", st, y, cnt, dt);
+    report(name, "train_running_mean", st, rmean, nm, mt);
+    report(name, "train_running_var", st, rvar, nm, mt);
+    report(name, "train_saved_mean", st, smean, nm, mt);
+    report(name, "train_saved_invvar", st, sinv, nm, mt);
+    st = cudnnNormalizationBackward(H, mode, ops, algo, &ONE, &ZERO, &ONE, &ZERO, xd, x, xd, y, xd, dy, zd, dz, xd, dx, sbd, scale,
+                                    bias, dscale, dbias, eps, mvd, smean, sinv, ad, bw, bws, rs, rsz, 1);
+    report(name, "bwd_dx", st, dx, cnt, dt);
+    if (add) report(name, "bwd_dz", st, dz, cnt, dt);
+    report(name, "bwd_dscale", st, dscale, np, pt);
+    report(name, "bwd_dbias", st, dbias, np, pt);
+    /* inference with the updated running statistics (z is used by NORM_ADD_ACTIVATION only) */
+    void *yi = dev_zero(cnt * esize(dt));
+    st = cudnnNormalizationForwardInference(H, mode, ops, algo, &ONE, &ZERO, xd, x, sbd, scale, bias, mvd, rmean, rvar, zd, z, ad,
+                                            xd, yi, eps, 1);
+    report(name, "infer_y", st, yi, cnt, dt);
+    cudaFree(x); cudaFree(dy); cudaFree(y); cudaFree(dx); cudaFree(yi);
+    if (add) { cudaFree(z); cudaFree(dz); }
+    cudaFree(scale); cudaFree(bias); cudaFree(rmean); cudaFree(rvar); cudaFree(smean); cudaFree(sinv);
+    cudaFree(dscale); cudaFree(dbias); cudaFree(fw); cudaFree(bw); cudaFree(rs);
+    if (ad) cudnnDestroyActivationDescriptor(ad);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(sbd);
+    cudnnDestroyTensorDescriptor(mvd);
+}
+
+/* ---------------------------------------------------------------- divisive normalization */
+static void divnorm(cudnnDataType_t dt, int with_means, unsigned lrnN, double la, double lb, double lk)
+{
+    int n = 2, c = 3, hh = 6, w = 7;
+    size_t cnt = (size_t)n * c * hh * w, bytes = cnt * esize(dt);
+    char name[96];
+    snprintf(name, sizeof name, "%s_divnorm_%s_n%u_a%g_b%g_k%g", dtn(dt), with_means ? "means" : "nomeans", lrnN, la, lb, lk);
+    cudnnTensorDescriptor_t d = t4(CUDNN_TENSOR_NCHW, dt, n, c, hh, w);
+    cudnnLRNDescriptor_t ld;
+    cudnnCreateLRNDescriptor(&ld);
+    cudnnSetLRNDescriptor(ld, lrnN, la, lb, lk);
+    void *x = dev_fill(cnt, dt, 191), *means = with_means ? dev_fill_so(cnt, dt, 192, 0.5, 0) : NULL, *dy = dev_fill(cnt, dt, 193);
+    void *t1 = dev_zero(bytes), *t2 = dev_zero(bytes), *y = dev_zero(bytes), *dx = dev_zero(bytes);
+    void *dmeans = with_means ? dev_zero(bytes) : NULL;
+    cudnnStatus_t st = cudnnDivisiveNormalizationForward(H, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &ONE, d, x, means, t1, t2, &ZERO, d, y);
+    report(name, "fwd", st, y, cnt, dt);
+    cudaMemset(t1, 0, bytes);
+    cudaMemset(t2, 0, bytes);
+    st = cudnnDivisiveNormalizationBackward(H, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &ONE, d, x, means, dy, t1, t2, &ZERO, d, dx, dmeans);
+    report(name, "bwd_dx", st, dx, cnt, dt);
+    if (with_means) report(name, "bwd_dmeans", st, dmeans, cnt, dt);
+    cudaFree(x); cudaFree(dy); cudaFree(t1); cudaFree(t2); cudaFree(y); cudaFree(dx);
+    if (with_means) { cudaFree(means); cudaFree(dmeans); }
+    cudnnDestroyLRNDescriptor(ld);
+    cudnnDestroyTensorDescriptor(d);
+}
+
+/* ---------------------------------------------------------------- spatial transformer (bilinear) */
+static void spatial_tf(cudnnDataType_t dt)
+{
+    enum { N = 2, C = 3, HI = 6, WI = 7, HO = 5, WO = 6 };
+    /* two affine maps (dyadic, so exact in half too), chosen so that every sampling point lies
+     * inside the image and at least 1/32 pixel away from a pixel row or column under both
+     * the align-corners and the half-pixel convention: bilinear weights and the grid
+     * gradient are then unambiguous */
+    static const double theta_h[N * 6] = {0.6875, 0.0625, 0.03125, 0.09375, 0.4375, -0.09375,
+                                          0.6875, 0.0625, 0.03125, -0.09375, 0.4375, 0.09375};
+    char name[64];
+    snprintf(name, sizeof name, "%s_stf_bilinear", dtn(dt));
+    cudnnSpatialTransformerDescriptor_t sd;
+    cudnnCreateSpatialTransformerDescriptor(&sd);
+    int odims[4] = {N, C, HO, WO};
+    cudnnStatus_t st = cudnnSetSpatialTransformerNdDescriptor(sd, CUDNN_SAMPLER_BILINEAR, dt, 4, odims);
+    report(name, "set_descriptor", st, NULL, 0, dt);
+    unsigned char th[N * 6 * 8];
+    for (int i = 0; i < N * 6; i++) put(th, dt, (size_t)i, theta_h[i]);
+    size_t ngrid = (size_t)N * HO * WO * 2, nx = (size_t)N * C * HI * WI, ny = (size_t)N * C * HO * WO;
+    void *theta = dev_upload(th, (size_t)N * 6 * esize(dt)), *grid = dev_zero(ngrid * esize(dt));
+    st = cudnnSpatialTfGridGeneratorForward(H, sd, theta, grid);
+    report(name, "grid", st, grid, ngrid, dt);
+    cudnnTensorDescriptor_t xd = t4(CUDNN_TENSOR_NCHW, dt, N, C, HI, WI), yd = t4(CUDNN_TENSOR_NCHW, dt, N, C, HO, WO);
+    void *x = dev_fill(nx, dt, 201), *y = dev_zero(ny * esize(dt)), *dy = dev_fill(ny, dt, 202);
+    void *dx = dev_zero(nx * esize(dt)), *dgrid = dev_zero(ngrid * esize(dt)), *dtheta = dev_zero((size_t)N * 6 * esize(dt));
+    st = cudnnSpatialTfSamplerForward(H, sd, &ONE, xd, x, grid, &ZERO, yd, y);
+    report(name, "sampler_fwd", st, y, ny, dt);
+    st = cudnnSpatialTfSamplerBackward(H, sd, &ONE, xd, x, &ZERO, xd, dx, &ONE, yd, dy, grid, &ZERO, dgrid);
+    report(name, "sampler_bwd_dx", st, dx, nx, dt);
+    report(name, "sampler_bwd_dgrid", st, dgrid, ngrid, dt);
+    st = cudnnSpatialTfGridGeneratorBackward(H, sd, dgrid, dtheta);
+    report(name, "grid_bwd_dtheta", st, dtheta, (size_t)N * 6, dt);
+    /* alpha/beta on the sampler: y = 2 * sample + 0.5 * y_old */
+    {
+        float a = 2, b = 0.5f;
+        void *yo = dev_fill(ny, dt, 203);
+        st = cudnnSpatialTfSamplerForward(H, sd, &a, xd, x, grid, &b, yd, yo);
+        report(name, "sampler_fwd_alpha_beta", st, yo, ny, dt);
+        cudaFree(yo);
+    }
+    cudaFree(theta); cudaFree(grid); cudaFree(x); cudaFree(y); cudaFree(dy); cudaFree(dx); cudaFree(dgrid); cudaFree(dtheta);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroySpatialTransformerDescriptor(sd);
+}
+
+/* ---------------------------------------------------------------- cudnnTransformTensorEx */
+static void transform_ex(const char *tag, cudnnDataType_t dt, cudnnTensorFormat_t dst_fmt, const int *src_dims, const int *pad_before,
+                         const int *pad_after, const unsigned *fold)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s_transform_ex_%s", dtn(dt), tag);
+    cudnnTensorDescriptor_t sd = tnd(CUDNN_TENSOR_NCHW, dt, 4, src_dims), dd;
+    cudnnCreateTensorDescriptor(&dd);
+    cudnnTensorTransformDescriptor_t td;
+    cudnnCreateTensorTransformDescriptor(&td);
+    int32_t pb[4], pa[4];
+    uint32_t fo[2] = {1, 1};
+    for (int i = 0; i < 4; i++) { pb[i] = pad_before ? pad_before[i] : 0; pa[i] = pad_after ? pad_after[i] : 0; }
+    if (fold) { fo[0] = fold[0]; fo[1] = fold[1]; }
+    cudnnStatus_t st = cudnnSetTensorTransformDescriptor(td, 4, dst_fmt, pb, pa, fo, CUDNN_TRANSFORM_FOLD);
+    report(name, "set_descriptor", st, NULL, 0, dt);
+    size_t dbytes = 0;
+    st = cudnnInitTransformDest(td, sd, dd, &dbytes);
+    /* the destination's dims and strides as InitTransformDest derived them, and its size */
+    cudnnDataType_t t;
+    int nd = 0, dims[8] = {0}, str[8] = {0};
+    if (st == CUDNN_STATUS_SUCCESS) cudnnGetTensorNdDescriptor(dd, 8, &t, &nd, dims, str);
+    float meta[9];
+    for (int i = 0; i < 4; i++) { meta[i] = (float)dims[i]; meta[4 + i] = (float)str[i]; }
+    meta[8] = (float)dbytes;
+    report_host(name, "init_dest_dims_strides_bytes", st, meta, 9);
+    size_t ns = (size_t)src_dims[0] * src_dims[1] * src_dims[2] * src_dims[3];
+    size_t nd_el = st == CUDNN_STATUS_SUCCESS ? dbytes / esize(dt) : 0;
+    void *x = dev_fill(ns, dt, 211), *y = dev_zero(nd_el * esize(dt));
+    if (st == CUDNN_STATUS_SUCCESS) {
+        st = cudnnTransformTensorEx(H, td, &ONE, sd, x, &ZERO, dd, y);
+        report(name, "y", st, y, nd_el, dt);
+    }
+    cudaFree(x); cudaFree(y);
+    cudnnDestroyTensorTransformDescriptor(td);
+    cudnnDestroyTensorDescriptor(sd);
+    cudnnDestroyTensorDescriptor(dd);
+}
+
+/* ---------------------------------------------------------------- 3-D pooling through the Nd descriptor */
+static void pooling3d(const char *tag, cudnnDataType_t dt, cudnnTensorFormat_t fmt, const int *win, const int *pad, const int *stride)
+{
+    static const struct { const char *name; cudnnPoolingMode_t m; } modes[] = {
+        {"max", CUDNN_POOLING_MAX},
+        {"avg_incl", CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING},
+        {"avg_excl", CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING},
+    };
+    int xdims[5] = {2, 3, 5, 6, 5};
+    size_t nx = 2 * 3 * 5 * 6 * 5;
+    cudnnTensorDescriptor_t xd = tnd(fmt, dt, 5, xdims);
+    void *x = dev_fill_distinct(nx, dt, dt == CUDNN_DATA_HALF ? 0.125 : 0.25);
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s_pool3d_%s_%s", dtn(dt), modes[i].name, tag);
+        cudnnPoolingDescriptor_t pd;
+        cudnnCreatePoolingDescriptor(&pd);
+        cudnnStatus_t st = cudnnSetPoolingNdDescriptor(pd, modes[i].m, CUDNN_NOT_PROPAGATE_NAN, 3, win, pad, stride);
+        int od[5] = {0, 0, 0, 0, 0};
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetPoolingNdForwardOutputDim(pd, xd, 5, od);
+        float odf[5];
+        for (int k = 0; k < 5; k++) odf[k] = (float)od[k];
+        report_host(name, "output_dim", st, odf, 5);
+        if (st == CUDNN_STATUS_SUCCESS) {
+            cudnnTensorDescriptor_t yd = tnd(fmt, dt, 5, od);
+            size_t ny = (size_t)od[0] * od[1] * od[2] * od[3] * od[4];
+            void *y = dev_zero(ny * esize(dt)), *dy = dev_fill(ny, dt, 221), *dx = dev_zero(nx * esize(dt));
+            st = cudnnPoolingForward(H, pd, &ONE, xd, x, &ZERO, yd, y);
+            report(name, "fwd", st, y, ny, dt);
+            st = cudnnPoolingBackward(H, pd, &ONE, yd, y, yd, dy, xd, x, &ZERO, xd, dx);
+            report(name, "bwd", st, dx, nx, dt);
+            cudaFree(y); cudaFree(dy); cudaFree(dx);
+            cudnnDestroyTensorDescriptor(yd);
+        }
+        cudnnDestroyPoolingDescriptor(pd);
+    }
+    cudaFree(x);
+    cudnnDestroyTensorDescriptor(xd);
+}
+
+/* ---------------------------------------------------------------- cudnnAddTensor broadcasting */
+static void add_tensor(const char *tag, cudnnDataType_t dt, cudnnTensorFormat_t fmt, int nb, const int *cdims, const int *bdims)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%s_add_tensor_%s", dtn(dt), tag);
+    cudnnTensorDescriptor_t cd = tnd(fmt, dt, nb, cdims), bd = tnd(fmt, dt, nb, bdims);
+    size_t nc = 1, nbv = 1;
+    for (int i = 0; i < nb; i++) { nc *= (size_t)cdims[i]; nbv *= (size_t)bdims[i]; }
+    void *b = dev_fill(nbv, dt, 231), *cc = dev_fill(nc, dt, 232);
+    float a = 2, be = 0.5f; /* C = 2 * bias + 0.5 * C */
+    report(name, "c", cudnnAddTensor(H, &a, bd, b, &be, cd, cc), cc, nc, dt);
+    cudaFree(b); cudaFree(cc);
+    cudnnDestroyTensorDescriptor(cd);
+    cudnnDestroyTensorDescriptor(bd);
+}
+
+/* ---------------------------------------------------------------- dropout
+ * The two libraries draw different random masks, so y itself cannot be compared. What must
+ * agree is computed on the host from y = dropout(x) and dx = dropout_backward(dy = y):
+ * the kept fraction rounded to 0.05 (n is large enough that it sits several standard
+ * deviations inside its bin), y/x on kept elements (1/(1-p)), dx/x there (1/(1-p)^2), and
+ * whether backward used forward's mask (dx == 0 exactly where y == 0). x has no zeros. */
+static void dropout(cudnnDataType_t dt, float p)
+{
+    enum { N = 4, C = 16, HW = 16 }; /* 16384 elements */
+    size_t cnt = (size_t)N * C * HW * HW, bytes = cnt * esize(dt);
+    char name[64];
+    snprintf(name, sizeof name, "%s_dropout_p%g", dtn(dt), p);
+    cudnnTensorDescriptor_t d = t4(CUDNN_TENSOR_NCHW, dt, N, C, HW, HW);
+    cudnnDropoutDescriptor_t dd;
+    cudnnCreateDropoutDescriptor(&dd);
+    size_t ssz = 0, rsz = 0;
+    cudnnDropoutGetStatesSize(H, &ssz);
+    void *states = dev_zero(ssz);
+    cudnnStatus_t st = cudnnSetDropoutDescriptor(dd, H, p, states, ssz, 20240501ull);
+    report(name, "set_descriptor", st, NULL, 0, dt);
+    cudnnStatus_t st2 = cudnnDropoutGetReserveSpaceSize(d, &rsz); /* size is library-specific: not reported */
+    report(name, "reserve_size", st2, NULL, 0, dt);
+    void *x = dev_fill_so(cnt, dt, 241, 1, 0.5), *y = dev_zero(bytes), *dx = dev_zero(bytes), *rs = dev_zero(rsz);
+    cudnnStatus_t sf = cudnnDropoutForward(H, dd, d, x, d, y, rs, rsz);
+    cudnnStatus_t sb = sf == CUDNN_STATUS_SUCCESS ? cudnnDropoutBackward(H, dd, d, y, d, dx, rs, rsz) : sf;
+    report(name, "fwd", sf, NULL, 0, dt);
+    report(name, "bwd", sb, NULL, 0, dt);
+    if (sf == CUDNN_STATUS_SUCCESS && sb == CUDNN_STATUS_SUCCESS) {
+        unsigned char *hx = malloc(bytes), *hy = malloc(bytes), *hdx = malloc(bytes);
+        cudaDeviceSynchronize();
+        cudaMemcpy(hx, x, bytes, cudaMemcpyDeviceToHost);
+        cudaMemcpy(hy, y, bytes, cudaMemcpyDeviceToHost);
+        cudaMemcpy(hdx, dx, bytes, cudaMemcpyDeviceToHost);
+        size_t kept = 0, mask_mismatch = 0;
+        double rmin = INFINITY, rmax = -INFINITY, gmin = INFINITY, gmax = -INFINITY;
+        for (size_t i = 0; i < cnt; i++) {
+            double xv = get(hx, dt, i), yv = get(hy, dt, i), gv = get(hdx, dt, i);
+            mask_mismatch += (yv == 0) != (gv == 0);
+            if (yv == 0) continue;
+            kept++;
+            rmin = fmin(rmin, yv / xv); rmax = fmax(rmax, yv / xv);
+            gmin = fmin(gmin, gv / xv); gmax = fmax(gmax, gv / xv);
+        }
+        float v[6] = {(float)(round((double)kept / (double)cnt / 0.05) * 0.05), (float)rmin, (float)rmax, (float)gmin, (float)gmax,
+                      (float)mask_mismatch};
+        report_host(name, "kept_fraction_yx_min_max_dxx_min_max_mask_mismatch", CUDNN_STATUS_SUCCESS, v, 6);
+        free(hx); free(hy); free(hdx);
+    }
+    cudaFree(x); cudaFree(y); cudaFree(dx); cudaFree(rs); cudaFree(states);
+    cudnnDestroyDropoutDescriptor(dd);
+    cudnnDestroyTensorDescriptor(d);
+}
+
 int main(void)
 {
     cudnnStatus_t st = cudnnCreate(&H);
@@ -488,6 +861,62 @@ int main(void)
     rnn("gru_l1_packed", CUDNN_GRU, 1, 6, 4, 5, 4, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, eq4);
     rnn("gru_l2_seq_major_varlen", CUDNN_GRU, 2, 5, 3, 5, 4, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, var4);
     ctc();
+
+    /* fused batch norm (Ex): NHWC half is the fused kernels' home; FLOAT NCHW / NHWC plain BN */
+    batchnorm_ex(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN);
+    batchnorm_ex(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN_ACTIVATION);
+    batchnorm_ex(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION);
+    batchnorm_ex(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN);
+    batchnorm_ex(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ACTIVATION);
+    batchnorm_ex(CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN);
+    batchnorm_ex(CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN);
+    batchnorm_ex(CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN_ACTIVATION);
+    normalization(CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, CUDNN_NORM_ALGO_STANDARD, CUDNN_NORM_OPS_NORM);
+    normalization(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_NORM_ALGO_STANDARD, CUDNN_NORM_OPS_NORM);
+    normalization(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_NORM_ALGO_PERSIST, CUDNN_NORM_OPS_NORM);
+    normalization(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_NORM_ALGO_PERSIST, CUDNN_NORM_OPS_NORM_ACTIVATION);
+    normalization(CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, CUDNN_NORM_ALGO_PERSIST, CUDNN_NORM_OPS_NORM_ADD_ACTIVATION);
+    divnorm(CUDNN_DATA_FLOAT, 0, 5, 1.0, 0.75, 2.0);
+    divnorm(CUDNN_DATA_FLOAT, 1, 3, 0.5, 0.5, 1.0);
+    divnorm(CUDNN_DATA_HALF, 0, 5, 1.0, 0.75, 2.0);
+    spatial_tf(CUDNN_DATA_FLOAT);
+    spatial_tf(CUDNN_DATA_HALF);
+    {
+        static const int s4[4] = {2, 3, 4, 5}, s8[4] = {2, 3, 4, 6};
+        static const int padc[4] = {0, 0, 0, 0}, padc_after[4] = {0, 1, 0, 0};
+        static const int padhw_before[4] = {0, 0, 1, 2}, padhw_after[4] = {0, 0, 2, 1};
+        static const unsigned fold22[2] = {2, 2};
+        transform_ex("nchw_to_nhwc", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, s4, NULL, NULL, NULL);
+        transform_ex("nchw_to_nhwc", CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, s4, NULL, NULL, NULL);
+        transform_ex("nchw_to_nhwc_pad_c", CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, s4, padc, padc_after, NULL);
+        transform_ex("nchw_to_nhwc_pad_c", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, s4, padc, padc_after, NULL);
+        transform_ex("nchw_pad_hw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s4, padhw_before, padhw_after, NULL);
+        transform_ex("nchw_fold_2x2", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s8, NULL, NULL, fold22);
+    }
+    {
+        static const int w333[3] = {3, 3, 3}, p111[3] = {1, 1, 1}, s222[3] = {2, 2, 2};
+        static const int w232[3] = {2, 3, 2}, p010[3] = {0, 1, 0}, s212[3] = {2, 1, 2};
+        pooling3d("w333_p111_s222_ncdhw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w333, p111, s222);
+        pooling3d("w232_p010_s212_ncdhw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w232, p010, s212);
+        pooling3d("w333_p111_s222_ndhwc", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, w333, p111, s222);
+        pooling3d("w333_p111_s222_ndhwc", CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, w333, p111, s222);
+    }
+    {
+        static const int c4[4] = {2, 4, 5, 6}, b_c[4] = {1, 4, 1, 1}, b_hw[4] = {1, 1, 5, 6}, b_1[4] = {1, 1, 1, 1};
+        static const int b_nc[4] = {2, 4, 1, 1};
+        static const int c5[5] = {2, 3, 4, 5, 3}, b5_c[5] = {1, 3, 1, 1, 1};
+        add_tensor("bias_c_nchw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, c4, b_c);
+        add_tensor("bias_c_nhwc", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 4, c4, b_c);
+        add_tensor("bias_c_nhwc", CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, 4, c4, b_c);
+        add_tensor("bias_hw_nchw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, c4, b_hw);
+        add_tensor("bias_nc_nchw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, c4, b_nc);
+        add_tensor("bias_scalar_nchw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, c4, b_1);
+        add_tensor("full_nchw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, c4, c4);
+        add_tensor("bias_c_ncdhw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, c5, b5_c);
+    }
+    dropout(CUDNN_DATA_FLOAT, 0.5f);
+    dropout(CUDNN_DATA_FLOAT, 0.25f);
+    dropout(CUDNN_DATA_HALF, 0.5f);
 
     cudnnDestroy(H);
     return 0;

@@ -30,14 +30,6 @@ static cudnnDropoutDescriptor_t no_dropout(void **states)
     return dd;
 }
 
-/* report() of a host float array */
-static void report_host(const char *name, const char *dir, cudnnStatus_t st, const float *h, size_t n)
-{
-    void *d = dev_upload(h, n * 4 + 4);
-    report(name, dir, st, d, n, CUDNN_DATA_FLOAT);
-    cudaFree(d);
-}
-
 /* ---------------------------------------------------------------- RNN training */
 /* Walks every matrix and bias of the weight space in (layer, id, matrix then bias) order.
  * fill != 0: writes w(l, id, r, c) into host image `img` of the space at `base`;
