@@ -148,7 +148,7 @@ static void gather(const struct cudnnSeqDataStruct *d, const void *x, cudnnDataT
 
 /* valid positions of y <- dense rows; padding gets the descriptor's fill when it has one */
 static void scatter(const struct cudnnSeqDataStruct *d, void *y, cudnnDataType_t dt, int64_t S, int T, int V, const int *len, int only_t,
-                    const double *X)
+                    const double *X, const double *pad_row)
 {
     int64_t vs = d->stride[CUDNN_SEQDATA_VECT_DIM];
 #pragma omp parallel for if(S * T * V > 32768)
@@ -159,6 +159,8 @@ static void scatter(const struct cudnnSeqDataStruct *d, void *y, cudnnDataType_t
             if (t >= len[s]) {
                 if (d->has_fill)
                     for (int v = 0; v < V; v++) fdnn_store(y, dt, o + v * vs, d->fill);
+                else if (pad_row)
+                    for (int v = 0; v < V; v++) fdnn_store(y, dt, o + v * vs, pad_row[v]);
                 continue;
             }
             const double *row = X + (s * T + t) * V;
@@ -287,7 +289,9 @@ cudnnStatus_t fdnn_attn_cpu_forward(const fdnn_attn_run *r, int currIdx, const s
                 for (int c = 0; c < O; c++) y[c] += fdnn_load(resid, r->dt, o + c * rvs);
             }
         }
-    scatter(od, out, r->dt, z.Sq, Tq, O, r->lenq, currIdx, b.Y);
+    /* padding rows of out (no fill value): the output projection of a zero attention vector,
+     * i.e. the output bias, as NVIDIA's library writes them (measured, tests/compat) */
+    scatter(od, out, r->dt, z.Sq, Tq, O, r->lenq, currIdx, b.Y, g->oP ? wptr(r, b.W, 7) : NULL);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -369,9 +373,9 @@ cudnnStatus_t fdnn_attn_cpu_backward_data(const fdnn_attn_run *r, const struct c
                 }
         }
     }
-    scatter(dqd, dq, r->dt, z.Sq, Tq, g->qS, r->lenq, -1, b.XQ);
-    scatter(dkd, dk, r->dt, z.Skv, Tk, g->kS, r->lenkv, -1, b.XK);
-    scatter(dvd, dv, r->dt, z.Skv, Tk, g->vS, r->lenkv, -1, b.XV);
+    scatter(dqd, dq, r->dt, z.Sq, Tq, g->qS, r->lenq, -1, b.XQ, NULL);
+    scatter(dkd, dk, r->dt, z.Skv, Tk, g->kS, r->lenkv, -1, b.XK, NULL);
+    scatter(dvd, dv, r->dt, z.Skv, Tk, g->vS, r->lenkv, -1, b.XV, NULL);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -418,6 +422,16 @@ cudnnStatus_t fdnn_attn_cpu_backward_weights(const fdnn_attn_run *r, int add, co
         if (bo >= 0)
             for (int64_t rr = 0; rr < z.rq; rr++)
                 for (int c = 0; c < O; c++) G[bo + c] += b.Y[rr * O + c];
+        /* the padding rows of out hold the output bias when dout's descriptor has no fill (see
+         * the forward), so their dout counts towards its gradient, as in NVIDIA's library */
+        if (bo >= 0 && !dod->has_fill) {
+            int64_t dvs = dod->stride[CUDNN_SEQDATA_VECT_DIM];
+            for (int64_t s = 0; s < z.Sq; s++)
+                for (int t = r->lenq[s]; t < Tq; t++) {
+                    int64_t o = sd_off(dod, s, t);
+                    for (int c = 0; c < O; c++) G[bo + c] += fdnn_load(dout, r->dt, o + c * dvs);
+                }
+        }
     }
 #pragma omp parallel for if(nw > 32768)
     for (int64_t i = 0; i < nw; i++) fdnn_store(dw, r->dt, i, (add ? fdnn_load(dw, r->dt, i) : 0.0) + G[i]);

@@ -133,7 +133,9 @@ template <typename DT, typename S> __global__ void k_gather(SeqDev d, const DT *
     }
 }
 
-template <typename DT, typename S> __global__ void k_scatter(SeqDev d, DT *y, long long Sn, int Tn, int V, const int *len, int only_t, const S *X)
+/* pad: what padding rows get when d has no fill (NULL: left untouched) */
+template <typename DT, typename S> __global__ void k_scatter(SeqDev d, DT *y, long long Sn, int Tn, int V, const int *len, int only_t, const S *X,
+                                                             const S *pad)
 {
     ROW_LOOP(row, Sn * Tn)
     {
@@ -141,12 +143,13 @@ template <typename DT, typename S> __global__ void k_scatter(SeqDev d, DT *y, lo
         long long s = row / Tn;
         if (only_t >= 0 && t != only_t) continue;
         int on = t < len[s];
-        if (!on && !d.has_fill) continue;
+        if (!on && !d.has_fill && !pad) continue;
         DT *dst = y + sd_off(d, s, t);
         const S *src = X + row * V;
         for (int v = threadIdx.x; v < V; v += blockDim.x) {
             if (on) cpT(dst + v * d.st_v, src + v);
-            else stT(dst + v * d.st_v, d.fill);
+            else if (d.has_fill) stT(dst + v * d.st_v, d.fill);
+            else cpT(dst + v * d.st_v, pad + v);
         }
     }
 }
@@ -194,6 +197,18 @@ template <typename S, typename A> __global__ void k_colsum(const S *src, long lo
         for (int k = 0; k < 32; k++) t += part[k][threadIdx.x];
         dst[c] += t;
     }
+}
+
+/* dst[c] += dout[s, t, c] over the padding rows t >= len[s] of every sequence, one thread per
+ * column in a fixed order (deterministic) */
+template <typename DT, typename A> __global__ void k_colsum_pad(SeqDev d, const DT *dout, long long Sn, int Tn, int V, const int *len, A *dst)
+{
+    int c = blockIdx.x * 32 + threadIdx.x;
+    if (c >= V) return;
+    A s = 0;
+    for (long long q = 0; q < Sn; q++)
+        for (int t = len[q]; t < Tn; t++) s += (A)ldT(dout + sd_off(d, q, t) + (long long)c * d.st_v);
+    dst[c] += s;
 }
 
 template <typename DT, typename A> __global__ void k_acc_store(const A *g, DT *dw, long long n, int add)
@@ -509,7 +524,9 @@ template <typename S, typename A> struct Eng {
             cudaMemcpyAsync(Y, HD, sizeof(S) * (size_t)nhd, cudaMemcpyDeviceToDevice, st);
         }
         if (r->post_drop || resid) k_post<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(ad, dropdev(r->post_drop), O, Y, resid, seqdev(qd));
-        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(od), out, Sq, Tq, O, ad.lenq, currIdx, Y);
+        /* padding rows of out (no fill value) get the output projection of a zero attention
+         * vector, i.e. the output bias, as NVIDIA's library writes them (measured, tests/compat) */
+        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(od), out, Sq, Tq, O, ad.lenq, currIdx, Y, g->oP ? wp(7) : (const S *)NULL);
         return launched("attention forward");
     }
 
@@ -544,9 +561,9 @@ template <typename S, typename A> struct Eng {
             if (sd[a].has) FDNN_CHECK(gemm(0, 1, sd[a].rows, sd[a].in, HP, 1, sd[a].D, HP, wp(sd[a].wk), HP, 0, sd[a].Xs, CT<S>::dt, sd[a].in));
             else k_sum_heads<S, A><<<grid_for(sd[a].rows * sd[a].in), BLK, 0, st>>>(sd[a].D, sd[a].rows, sd[a].in, H, sd[a].Xs);
         }
-        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dqd), dq, Sq, Tq, g->qS, ad.lenq, -1, XQ);
-        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dkd), dk, Skv, Tk, g->kS, ad.lenkv, -1, XK);
-        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dvd), dv, Skv, Tk, g->vS, ad.lenkv, -1, XV);
+        k_scatter<DT, S><<<grid_rows(rq), RBLK, 0, st>>>(seqdev(dqd), dq, Sq, Tq, g->qS, ad.lenq, -1, XQ, (const S *)NULL);
+        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dkd), dk, Skv, Tk, g->kS, ad.lenkv, -1, XK, (const S *)NULL);
+        k_scatter<DT, S><<<grid_rows(rk), RBLK, 0, st>>>(seqdev(dvd), dv, Skv, Tk, g->vS, ad.lenkv, -1, XV, (const S *)NULL);
         return launched("attention backward data");
     }
 
@@ -580,6 +597,10 @@ template <typename S, typename A> struct Eng {
             FDNN_CHECK(gemm(1, 0, HV, O, rq, 1, HD, HV, Y, O, 0, G + fdnn_attn_weight_off(g, 3, NULL, NULL), CT<A>::dt, O));
             int64_t bo = fdnn_attn_weight_off(g, 7, NULL, NULL);
             if (bo >= 0) k_colsum<S, A><<<(unsigned)((O + 31) / 32), cs, 0, st>>>(Y, O, rq, O, G + bo);
+            /* the padding rows of out hold the output bias when dout's descriptor has no fill,
+             * so their dout counts towards its gradient (NVIDIA's library does the same) */
+            if (bo >= 0 && !dod->has_fill)
+                k_colsum_pad<DT, A><<<(unsigned)((O + 31) / 32), 32, 0, st>>>(seqdev(dod), dout, Sq, Tq, O, ad.lenq, G + bo);
         }
         if (nw) k_acc_store<DT, A><<<grid_for(nw), BLK, 0, st>>>(G, dw, nw, add);
         return launched("attention backward weights");
