@@ -496,6 +496,63 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char
     }
 }
 
+/* Average backward, dy and dx packed NCHW, W % 4 == 0, dx 4*sizeof(T)-aligned: one thread per 4
+ * consecutive dx elements of a row. It walks the union of their covering windows once in
+ * ascending (oh, ow) order, forms dy/divisor once per window and adds it to each of the 4 elements
+ * that window covers -- per element the same terms in the same order as pool2d_bwd_fast. */
+template <typename T> struct alignas(4 * sizeof(T)) P4v {
+    T v[4];
+};
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                                                        typename fdnn_ewd::Acc<T>::type beta, fdnn_ewd::FDiv fW4)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const unsigned nv = g.total / 4; /* g.total: dx elements */
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        const unsigned iw0 = fmod_(fW4, k) * 4, r = fdiv(fW4, k);
+        const unsigned ih = fmod_(g.fH, r), plane = fdiv(g.fH, r); /* plane = n*C + c */
+        const int th = (int)ih + g.ph - wh + 1, tw = (int)iw0 + g.pw - ww + 1;
+        const int lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+        int uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw0 + 3u + (unsigned)g.pw);
+        if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+        if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+        F acc[4] = {F(0), F(0), F(0), F(0)};
+        const T *dyp = DY + (size_t)plane * g.OH * g.OW;
+        for (int oh = lh; oh <= uh; oh++) {
+            const int hs = oh * g.sh - g.ph;
+            const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+            for (int ow = lw; ow <= uw; ow++) {
+                const int ws = ow * g.sw - g.pw;
+                F div;
+                if (g.incl) div = F(wh * ww);
+                else {
+                    const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                    div = F((h1 - h0) * (w1 - w0));
+                }
+                if (div <= F(0)) continue;
+                const F q = fdnn_ewd::to_a(dyp[(unsigned)oh * g.OW + (unsigned)ow]) / div;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const int iw = (int)iw0 + j;
+                    if (iw >= ws && iw < ws + ww) acc[j] += q;
+                }
+            }
+        }
+        P4v<T> *o = reinterpret_cast<P4v<T> *>(DX) + k;
+        P4v<T> v;
+        if (beta != F(0)) v = *o;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            F r2 = alpha * acc[j];
+            if (beta != F(0)) r2 += beta * fdnn_ewd::to_a(v.v[j]);
+            v.v[j] = fdnn_ewd::from_a<T>(r2);
+        }
+        *o = v;
+    }
+}
+
 /* 1: packed NCHW, 2: packed NHWC, 0: neither (4-D only). */
 int pool_layout(const struct cudnnTensorStruct *t)
 {
@@ -575,6 +632,14 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             else pool_maxbwd_chunks<T, VL, 0, 0>(h, g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta, map, per);
             return;
         }
+    }
+    if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {
+        const fdnn_ewd::FDiv fW4 = fdnn_ewd::mk_fdiv(g.W / 4);
+        const unsigned g4 = fdnn_ewd::dense_grid(h, g.total / 4);
+        if (k == 2) pool2d_avgbwd_w4<T, 2, 2><<<g4, 256, 0, s>>>(g, (const T *)DY, (T *)O, (F)alpha, (F)beta, fW4);
+        else if (k == 3) pool2d_avgbwd_w4<T, 3, 3><<<g4, 256, 0, s>>>(g, (const T *)DY, (T *)O, (F)alpha, (F)beta, fW4);
+        else pool2d_avgbwd_w4<T, 0, 0><<<g4, 256, 0, s>>>(g, (const T *)DY, (T *)O, (F)alpha, (F)beta, fW4);
+        return;
     }
     if (k == 2) pool2d_bwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
     else if (k == 3) pool2d_bwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
