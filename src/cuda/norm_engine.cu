@@ -10,9 +10,10 @@
  *     adjacent parameters are adjacent in memory, so warps read coalesced rows: PER_ACTIVATION
  *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
  *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
- * Dense packed NCHW/NHWC fast paths: inference is one flat element-wise pass
- * (bn_infer_dense_kernel); SPATIAL training forward and backward are a partial-sum kernel over
- * many blocks per channel, a per-channel finalize and a flat element-wise pass, with the partial
+ * Dense packed NCHW/NHWC fast paths: inference is a per-channel coefficient kernel and one flat
+ * element-wise pass (bn_prep_infer_kernel + bn_apply_kernel; bn_infer_dense_kernel without
+ * scratch); SPATIAL training forward and backward are a partial-sum kernel over
+ * many blocks per channel, a per-channel finalize and the flat element-wise pass, with the partial
  * sums in the handle's device scratch (try_bn_fast); when that does not apply, training with
  * beta == 0 falls back to one cooperative kernel that keeps its partial sums in the y buffer
  * (bn_train_coop_kernel). No workspace from the caller is needed; the reserve space holds the
@@ -686,8 +687,8 @@ template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn
  * NCHW blocks: 256 threads on one channel, the part a tile of images x spatial range (rows of
  * contiguous spatial positions, no division per element). NHWC blocks: bx channels x 256/bx
  * rows of the N*H*W members (bx = 32, or the next power of two >= C), loads coalesced along C.
- * Scratch layout (A values): coef[6*C] (mean, var, inv, sc*inv, sum(g)/M, sum(g*xhat)/M), then
- * partials[RP][C][2]. ---- */
+ * Scratch layout (A values): coef[8*C] (mean, var, inv, sc*inv, sum(g)/M, sum(g*xhat)/M, scale,
+ * bias; see CO_*), then partials[C][RP][2]. ---- */
 struct BnPart {
     unsigned C, S, N, M;
     unsigned RP;  /* parts per channel (group) */
@@ -697,7 +698,7 @@ struct BnPart {
 };
 
 /* Statistics / backward sums of one part of one channel (NCHW) or of a group of channels
- * (NHWC), reduced over the block in fixed order into part[rp][c][2].
+ * (NHWC), reduced over the block in fixed order into part[c][rp][2].
  * NCHW: block = 1 x 256 on channel c = blockIdx.x % C, part rp = blockIdx.x / C of the N*S/L
  *   member units (a unit is a 16-byte vector when vec, else one element) in a balanced range;
  *   unit v lies in image v / SV at spatial unit v % SV. Each thread sums its units in order.
@@ -754,7 +755,7 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
         for (unsigned k = 0; k < L; k++) {
             const A t1 = col_sum(s1[k], sh), t2 = col_sum(s2[k], sh);
             if (on && threadIdx.y == 0) {
-                const size_t o = (size_t)rp * C + cu * L + k;
+                const size_t o = (size_t)(cu * L + k) * g.RP + rp;
                 part[2 * o] = t1, part[2 * o + 1] = t2;
             }
         }
@@ -794,7 +795,7 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
         }
         s1 = col_sum(s1, sh); /* NCHW blocks are 1 x 256: one column */
         s2 = col_sum(s2, sh);
-        if (threadIdx.y == 0) part[2 * ((size_t)rp * C + c)] = s1, part[2 * ((size_t)rp * C + c) + 1] = s2;
+        if (threadIdx.y == 0) part[2 * ((size_t)c * g.RP + rp)] = s1, part[2 * ((size_t)c * g.RP + rp) + 1] = s2;
     }
 }
 
@@ -815,7 +816,9 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
     /* one warp per channel: lane l adds partials l, l+32, ... in order, then a fixed shuffle
      * tree; lane 0's result (the one used) is the same on every run */
     A t1 = 0, t2 = 0;
-    for (unsigned r = lane; r < RP; r += 32) t1 += part[2 * ((size_t)r * C + c)], t2 += part[2 * ((size_t)r * C + c) + 1];
+    const A *pc = part + 2 * (size_t)c * RP; /* the channel's RP pairs are contiguous: coalesced across lanes */
+#pragma unroll 8
+    for (unsigned r = lane; r < RP; r += 32) t1 += pc[2 * r], t2 += pc[2 * r + 1];
 #pragma unroll
     for (int k = 16; k > 0; k >>= 1) t1 += __shfl_down_sync(0xffffffffu, t1, k), t2 += __shfl_down_sync(0xffffffffu, t2, k);
     if (lane != 0) return;
