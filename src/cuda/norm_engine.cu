@@ -414,14 +414,20 @@ int dense_kind(const DLay &L, long long C, long long S)
  * Backward: out = alpha * (sc*inv * (dy - sum(g)/M - xhat * sum(g*xhat)/M)) + beta * out. */
 enum { CO_MEAN = 0, CO_VAR = 1, CO_INV = 2, CO_K1 = 3, CO_DBM = 4, CO_DSM = 5, CO_SC = 6, CO_BI = 7, CO_N = 8 };
 
-template <typename A, bool BWD>
-__device__ __forceinline__ A bn_apply1(const A *sh, unsigned C, unsigned c, A xv, A gv)
+/* q: the channel's NPAR coefficients in shared-array order (fwd mean, inv, sc, bi; bwd mean, inv,
+ * k1, dbm, dsm). */
+template <typename A, bool BWD> __device__ __forceinline__ A bn_apply1(const A *q, A xv, A gv)
 {
     if (BWD) {
-        const A xh = (xv - sh[c]) * sh[C + c];
-        return sh[2 * C + c] * (gv - sh[3 * C + c] - xh * sh[4 * C + c]);
+        const A xh = (xv - q[0]) * q[1];
+        return q[2] * (gv - q[3] - xh * q[4]);
     }
-    return sh[2 * C + c] * (xv - sh[c]) * sh[C + c] + sh[3 * C + c];
+    return q[2] * (xv - q[0]) * q[1] + q[3];
+}
+template <typename A, int NPAR> __device__ __forceinline__ void bn_coef_at(const A *sh, unsigned C, unsigned c, A *q)
+{
+#pragma unroll
+    for (int j = 0; j < NPAR; j++) q[j] = sh[j * C + c];
 }
 
 template <typename T, typename A, bool BWD, int CM>
@@ -434,6 +440,7 @@ __global__ void __launch_bounds__(256) bn_apply_kernel(const T *x, const T *dy, 
     /* shared arrays: fwd mean, inv, sc, bi; bwd mean, inv, k1, dbm, dsm */
     const int src_f[4] = {CO_MEAN, CO_INV, CO_SC, CO_BI}, src_b[5] = {CO_MEAN, CO_INV, CO_K1, CO_DBM, CO_DSM};
     const int NPAR = BWD ? 5 : 4;
+#pragma unroll
     for (int j = 0; j < NPAR; j++) {
         const A *src = coef + (size_t)(BWD ? src_b[j] : src_f[j]) * C;
         for (unsigned c = threadIdx.x; c < C; c += blockDim.x) sh[j * C + c] = src[c];
@@ -449,10 +456,29 @@ __global__ void __launch_bounds__(256) bn_apply_kernel(const T *x, const T *dy, 
             if (BWD) g = reinterpret_cast<const fdnn_ewd::V16<T> *>(dy)[i];
             if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(out)[i];
             const unsigned c0 = CM == 2 ? 0u : fmod_(fC, fdiv(fS, e0));
+            A q[NPAR], qv[CM == 1 ? NPAR : 1][CM == 1 ? L : 1];
+            if (CM == 0) bn_coef_at<A, NPAR>(sh, C, c0, q);
+            if (CM == 1) {
+                /* channels c0 .. c0+L-1 (c0 % L == 0, C % L == 0): 16-byte shared loads, lanes 16 B
+                 * apart, no bank conflicts (scalar loads 4*sizeof(A) apart would be 4-way) */
+                const unsigned QA = 16 / sizeof(A); /* coefficients per 16-byte load */
+#pragma unroll
+                for (int j = 0; j < NPAR; j++)
+#pragma unroll
+                    for (unsigned b = 0; b < L / QA; b++) {
+                        const fdnn_ewd::V16<A> w = *reinterpret_cast<const fdnn_ewd::V16<A> *>(sh + j * C + c0 + b * QA);
+#pragma unroll
+                        for (unsigned t = 0; t < QA; t++) qv[j][b * QA + t] = w.e[t];
+                    }
+            }
 #pragma unroll
             for (unsigned k = 0; k < L; k++) {
-                const unsigned c = CM == 0 ? c0 : CM == 1 ? c0 + k : fmod_(fC, fdiv(fS, e0 + k));
-                A v = alpha * bn_apply1<A, BWD>(sh, C, c, to_acc<A>(a.e[k]), BWD ? to_acc<A>(g.e[k]) : A(0));
+                if (CM == 1) {
+#pragma unroll
+                    for (int j = 0; j < NPAR; j++) q[j] = qv[j][k];
+                }
+                if (CM == 2) bn_coef_at<A, NPAR>(sh, C, fmod_(fC, fdiv(fS, e0 + k)), q);
+                A v = alpha * bn_apply1<A, BWD>(q, to_acc<A>(a.e[k]), BWD ? to_acc<A>(g.e[k]) : A(0));
                 if (beta != A(0)) v += beta * to_acc<A>(o.e[k]);
                 o.e[k] = conv<T>::from(v);
             }
@@ -461,8 +487,9 @@ __global__ void __launch_bounds__(256) bn_apply_kernel(const T *x, const T *dy, 
         start = nv * L;
     }
     for (unsigned e = start + tid; e < n; e += nth) {
-        const unsigned c = fmod_(fC, fdiv(fS, e));
-        A v = alpha * bn_apply1<A, BWD>(sh, C, c, to_acc<A>(x[e]), BWD ? to_acc<A>(dy[e]) : A(0));
+        A q[NPAR];
+        bn_coef_at<A, NPAR>(sh, C, fmod_(fC, fdiv(fS, e)), q);
+        A v = alpha * bn_apply1<A, BWD>(q, to_acc<A>(x[e]), BWD ? to_acc<A>(dy[e]) : A(0));
         if (beta != A(0)) v += beta * to_acc<A>(out[e]);
         out[e] = conv<T>::from(v);
     }
