@@ -12,8 +12,9 @@ typedef struct fdnn_cuda_state {
     void *cublas;                 /* cublasHandle_t, created on first use (cublas_loader.c) */
     /* Device scratch owned by the handle, allocated once in cudnnCreate (never inside a call,
      * so CUDA graph capture keeps working). Kernels use it only in stream order on the handle's
-     * stream, for small per-call partial results (e.g. batch-norm per-channel partial sums);
-     * a call must fall back to a path without scratch when it does not fit. */
+     * stream, for per-call intermediates (batch-norm per-channel coefficients and partial sums,
+     * softmax INSTANCE chunk partials, the max-pooling backward argmax byte map); a call must
+     * fall back to a path without scratch (or chunk its work) when it does not fit. */
     void *scratch;
     size_t scratch_bytes;
 } fdnn_cuda_state;

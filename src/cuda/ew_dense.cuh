@@ -70,6 +70,24 @@ static inline unsigned dense_grid(cudnnHandle_t h, long long work_items)
     return (unsigned)need;
 }
 
+/* Unsigned division by a run-time constant d (1 <= d < 2^31; 0 is taken as 1) as a multiply-high and a shift
+ * (round-up multiplier method); exact for every n < 2^31. */
+struct FDiv {
+    unsigned d, m, s;
+};
+static inline FDiv mk_fdiv(unsigned d)
+{
+    FDiv f;
+    if (d == 0) d = 1; /* an empty extent: never divided by */
+    unsigned s = 0;
+    while ((1ull << s) < d) s++;
+    f.d = d, f.s = s;
+    f.m = (unsigned)(((1ull << 32) * ((1ull << s) - d)) / d + 1);
+    return f;
+}
+__device__ __forceinline__ unsigned fdiv(const FDiv &f, unsigned n) { return (__umulhi(n, f.m) + n) >> f.s; }
+__device__ __forceinline__ unsigned fmod_(const FDiv &f, unsigned n) { return n - fdiv(f, n) * f.d; }
+
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 template <typename T> struct Acc { typedef float type; };

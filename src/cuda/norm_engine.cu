@@ -10,9 +10,10 @@
  *     adjacent parameters are adjacent in memory, so warps read coalesced rows: PER_ACTIVATION
  *     (32 x 16) and SPATIAL with channel stride 1, i.e. NHWC (32 bytes of channels x up to
  *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
- * Dense packed NCHW/NHWC fast paths: inference is one flat element-wise pass
- * (bn_infer_dense_kernel); SPATIAL training forward and backward are a partial-sum kernel over
- * many blocks per channel, a per-channel finalize and a flat element-wise pass, with the partial
+ * Dense packed NCHW/NHWC fast paths: inference is a per-channel coefficient kernel and one flat
+ * element-wise pass (bn_prep_infer_kernel + bn_apply_kernel; bn_infer_dense_kernel without
+ * scratch); SPATIAL training forward and backward are a partial-sum kernel over
+ * many blocks per channel, a per-channel finalize and the flat element-wise pass, with the partial
  * sums in the handle's device scratch (try_bn_fast); when that does not apply, training with
  * beta == 0 falls back to one cooperative kernel that keeps its partial sums in the y buffer
  * (bn_train_coop_kernel). No workspace from the caller is needed; the reserve space holds the
@@ -30,6 +31,10 @@ extern "C" {
 }
 
 using namespace fdnn_nrm;
+using fdnn_ewd::FDiv;
+using fdnn_ewd::mk_fdiv;
+using fdnn_ewd::fdiv;
+using fdnn_ewd::fmod_;
 
 namespace {
 
@@ -396,6 +401,141 @@ int dense_kind(const DLay &L, long long C, long long S)
     return 0;
 }
 
+
+/* Element-wise pass of the dense batch-norm paths (inference, training forward, backward) over
+ * the flat span of packed NCHW or NHWC data. The per-channel coefficients were computed once
+ * per call into the handle's scratch (coef layout below) and every block copies the NPAR arrays
+ * it needs into shared memory (a few KB, once per block of a ~2-wave grid). The channel of flat
+ * element e is (e / Sc) % C with Sc = S for NCHW and 1 for NHWC, by multiply-high divisions:
+ *   CM 0: the channel is constant over a 16-byte vector (NCHW with S % L == 0): once per vector;
+ *   CM 1: consecutive over the vector (NHWC with C % L == 0): first channel + k;
+ *   CM 2: any other shape: per element.
+ * Forward:  out = alpha * (sc * (x - mean) * inv + bi) + beta * out   (norm_fwd_kernel's formula)
+ * Backward: out = alpha * (sc*inv * (dy - sum(g)/M - xhat * sum(g*xhat)/M)) + beta * out. */
+enum { CO_MEAN = 0, CO_VAR = 1, CO_INV = 2, CO_K1 = 3, CO_DBM = 4, CO_DSM = 5, CO_SC = 6, CO_BI = 7, CO_N = 8 };
+
+/* q: the channel's NPAR coefficients in shared-array order (fwd mean, inv, sc, bi; bwd mean, inv,
+ * k1, dbm, dsm). */
+template <typename A, bool BWD> __device__ __forceinline__ A bn_apply1(const A *q, A xv, A gv)
+{
+    if (BWD) {
+        const A xh = (xv - q[0]) * q[1];
+        return q[2] * (gv - q[3] - xh * q[4]);
+    }
+    return q[2] * (xv - q[0]) * q[1] + q[3];
+}
+template <typename A, int NPAR> __device__ __forceinline__ void bn_coef_at(const A *sh, unsigned C, unsigned c, A *q)
+{
+#pragma unroll
+    for (int j = 0; j < NPAR; j++) q[j] = sh[j * C + c];
+}
+
+template <typename T, typename A, bool BWD, int CM>
+__global__ void __launch_bounds__(256) bn_apply_kernel(const T *x, const T *dy, T *out, unsigned n, FDiv fS, FDiv fC, const A *coef, A alpha,
+                                                       A beta, int vec)
+{
+    extern __shared__ __align__(16) unsigned char smraw[];
+    A *sh = reinterpret_cast<A *>(smraw);
+    const unsigned C = fC.d;
+    /* shared arrays: fwd mean, inv, sc, bi; bwd mean, inv, k1, dbm, dsm */
+    const int src_f[4] = {CO_MEAN, CO_INV, CO_SC, CO_BI}, src_b[5] = {CO_MEAN, CO_INV, CO_K1, CO_DBM, CO_DSM};
+    const int NPAR = BWD ? 5 : 4;
+#pragma unroll
+    for (int j = 0; j < NPAR; j++) {
+        const A *src = coef + (size_t)(BWD ? src_b[j] : src_f[j]) * C;
+        for (unsigned c = threadIdx.x; c < C; c += blockDim.x) sh[j * C + c] = src[c];
+    }
+    __syncthreads();
+    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nth = gridDim.x * blockDim.x;
+    unsigned start = 0;
+    if (vec) {
+        const unsigned L = 16 / sizeof(T), nv = n / L;
+        for (unsigned i = tid; i < nv; i += nth) {
+            const unsigned e0 = i * L;
+            fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], g, o;
+            if (BWD) g = reinterpret_cast<const fdnn_ewd::V16<T> *>(dy)[i];
+            if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(out)[i];
+            const unsigned c0 = CM == 2 ? 0u : fmod_(fC, fdiv(fS, e0));
+            A q[NPAR], qv[CM == 1 ? NPAR : 1][CM == 1 ? L : 1];
+            if (CM == 0) bn_coef_at<A, NPAR>(sh, C, c0, q);
+            if (CM == 1) {
+                /* channels c0 .. c0+L-1 (c0 % L == 0, C % L == 0): 16-byte shared loads, lanes 16 B
+                 * apart, no bank conflicts (scalar loads 4*sizeof(A) apart would be 4-way) */
+                const unsigned QA = 16 / sizeof(A); /* coefficients per 16-byte load */
+#pragma unroll
+                for (int j = 0; j < NPAR; j++)
+#pragma unroll
+                    for (unsigned b = 0; b < L / QA; b++) {
+                        const fdnn_ewd::V16<A> w = *reinterpret_cast<const fdnn_ewd::V16<A> *>(sh + j * C + c0 + b * QA);
+#pragma unroll
+                        for (unsigned t = 0; t < QA; t++) qv[j][b * QA + t] = w.e[t];
+                    }
+            }
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                if (CM == 1) {
+#pragma unroll
+                    for (int j = 0; j < NPAR; j++) q[j] = qv[j][k];
+                }
+                if (CM == 2) bn_coef_at<A, NPAR>(sh, C, fmod_(fC, fdiv(fS, e0 + k)), q);
+                A v = alpha * bn_apply1<A, BWD>(q, to_acc<A>(a.e[k]), BWD ? to_acc<A>(g.e[k]) : A(0));
+                if (beta != A(0)) v += beta * to_acc<A>(o.e[k]);
+                o.e[k] = conv<T>::from(v);
+            }
+            reinterpret_cast<fdnn_ewd::V16<T> *>(out)[i] = o;
+        }
+        start = nv * L;
+    }
+    for (unsigned e = start + tid; e < n; e += nth) {
+        A q[NPAR];
+        bn_coef_at<A, NPAR>(sh, C, fmod_(fC, fdiv(fS, e)), q);
+        A v = alpha * bn_apply1<A, BWD>(q, to_acc<A>(x[e]), BWD ? to_acc<A>(dy[e]) : A(0));
+        if (beta != A(0)) v += beta * to_acc<A>(out[e]);
+        out[e] = conv<T>::from(v);
+    }
+}
+
+/* Launches bn_apply_kernel over n elements (the caller checked n < 2^31 - 2^26 and that
+ * NPAR * C * sizeof(A) fits in 48 KB of shared memory). */
+template <typename T, typename A, bool BWD>
+cudnnStatus_t bn_apply_launch(cudnnHandle_t h, const T *x, const T *dy, T *out, long long n, long long C, long long S, int nhwc, const A *coef,
+                              A alpha, A beta, const char *name)
+{
+    const unsigned L = 16 / sizeof(T);
+    const int vec = fdnn_ewd::aligned16(x) && fdnn_ewd::aligned16(out) && (!BWD || fdnn_ewd::aligned16(dy));
+    const unsigned Sc = nhwc ? 1u : (unsigned)S;
+    const FDiv fS = mk_fdiv(Sc), fC = mk_fdiv((unsigned)C);
+    const int cm = !vec ? 2 : (Sc % L == 0) ? 0 : (Sc == 1 && C % L == 0) ? 1 : 2;
+    const long long items = vec ? n / L + 1 : n;
+    long long grid = (items + 255) / 256, cap = (long long)fdnn_ewd::sm_count(h) * 8 * 2; /* 2 waves: the shared-memory copy is per block */
+    if (grid > cap) grid = cap;
+    if (grid < 1) grid = 1;
+    const size_t shm = (BWD ? 5 : 4) * sizeof(A) * (size_t)C;
+    cudaStream_t s = fdnn_cuda_stream(h);
+    if (cm == 0)
+        bn_apply_kernel<T, A, BWD, 0><<<(unsigned)grid, 256, shm, s>>>(x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
+    else if (cm == 1)
+        bn_apply_kernel<T, A, BWD, 1><<<(unsigned)grid, 256, shm, s>>>(x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
+    else
+        bn_apply_kernel<T, A, BWD, 2><<<(unsigned)grid, 256, shm, s>>>(x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
+    return fdnn_cuda_check(cudaGetLastError(), name);
+}
+
+/* Inference coefficients: mean, 1/sqrt(var+eps) (norm_fwd_kernel's double formula), scale and
+ * bias of every channel into coef, once per call. */
+template <typename A>
+__global__ void bn_prep_infer_kernel(A *coef, unsigned C, const A *scale, const A *bias, const A *mean, const A *var, PLay lsb, PLay lmv,
+                                     double eps)
+{
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    const long long ob = poff(lsb, c), om = poff(lmv, c);
+    coef[CO_MEAN * C + c] = mean[om];
+    coef[CO_INV * C + c] = (A)(1.0 / sqrt((double)var[om] + eps));
+    coef[CO_SC * C + c] = scale[ob];
+    coef[CO_BI * C + c] = bias[ob];
+}
+
 template <typename T, typename A> int try_infer_dense(cudnnHandle_t h, const fdnn_norm_prob *q, const NP<T, A> &p, cudnnStatus_t *st)
 {
     if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || !fdnn_ewd::same_geom(q->x, q->y)) return 0;
@@ -404,6 +544,16 @@ template <typename T, typename A> int try_infer_dense(cudnnHandle_t h, const fdn
     if (n >= 0x7fffffffLL - (1LL << 26) || shm > 48 * 1024) return 0;
     const int k = dense_kind(p.lx, p.C, p.S);
     if (!k) return 0;
+    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
+    if (cs && cs->scratch && (size_t)CO_N * sizeof(A) * (size_t)p.C <= cs->scratch_bytes) {
+        /* coefficients once per call, then the element-wise pass */
+        A *coef = (A *)cs->scratch;
+        bn_prep_infer_kernel<A><<<(unsigned)((p.C + 255) / 256), 256, 0, fdnn_cuda_stream(h)>>>(coef, (unsigned)p.C, p.scale, p.bias, p.est_mean,
+                                                                                                 p.est_var, p.lsb, p.lmv, p.eps);
+        *st = bn_apply_launch<T, A, false>(h, p.x, NULL, p.y, n, p.C, p.S, k == 2, coef, p.alpha, p.beta,
+                                           "batch norm inference (bn_prep_infer_kernel, bn_apply_kernel)");
+        return 1;
+    }
     const int vec = fdnn_ewd::aligned16(q->xp) && fdnn_ewd::aligned16(q->yp);
     const long long items = vec ? n / (16 / (long long)sizeof(T)) + 1 : n;
     bn_infer_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, fdnn_cuda_stream(h)>>>(
@@ -564,67 +714,116 @@ template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn
  * NCHW blocks: 256 threads on one channel, the part a tile of images x spatial range (rows of
  * contiguous spatial positions, no division per element). NHWC blocks: bx channels x 256/bx
  * rows of the N*H*W members (bx = 32, or the next power of two >= C), loads coalesced along C.
- * Scratch layout (A values): coef[6*C] (mean, var, inv, sc*inv, sum(g)/M, sum(g*xhat)/M), then
- * partials[RP][C][2]. ---- */
+ * Scratch layout (A values): coef[8*C] (mean, var, inv, sc*inv, sum(g)/M, sum(g*xhat)/M, scale,
+ * bias; see CO_*), then partials[C][RP][2]. ---- */
 struct BnPart {
     unsigned C, S, N, M;
-    unsigned RP, NP, SPP; /* NCHW: RP = NP*SPP tiles of images x spatial range */
-    unsigned bx;          /* NHWC: channels per block */
+    unsigned RP;  /* parts per channel (group) */
+    unsigned bx;  /* NHWC: channel units per block row (a unit is L channels when vec) */
+    unsigned vec; /* 16-byte loads: NCHW needs S % L == 0, NHWC C % L == 0, x/dy 16-byte aligned */
+    FDiv fSV;     /* NCHW: divisor S / L (vec) or S: member unit -> image */
 };
 
-template <typename T, typename A, bool NHWC, bool BWD>
+/* Statistics / backward sums of one part of one channel (NCHW) or of a group of channels
+ * (NHWC), reduced over the block in fixed order into part[c][rp][2].
+ * NCHW: block = 1 x 256 on channel c = blockIdx.x % C, part rp = blockIdx.x / C of the N*S/L
+ *   member units (a unit is a 16-byte vector when vec, else one element) in a balanced range;
+ *   unit v lies in image v / SV at spatial unit v % SV. Each thread sums its units in order.
+ * NHWC: block = bx x 256/bx; thread column tx owns channel unit cu (L consecutive channels when
+ *   vec) and walks the rows (members) of its part with stride blockDim.y. */
+template <typename T, typename A, bool NHWC, bool BWD, bool VEC>
 __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, const A *coef, A *part, BnPart g)
 {
+    typedef fdnn_ewd::V16<T> V;
+    const unsigned L = VEC ? 16 / sizeof(T) : 1;
     __shared__ A sh[256];
     const unsigned C = g.C;
-    A s1 = 0, s2 = 0;
-    unsigned c, rp;
-    bool on;
     if (NHWC) {
-        const unsigned CG = (C + g.bx - 1) / g.bx;
-        c = (blockIdx.x % CG) * g.bx + threadIdx.x;
-        rp = blockIdx.x / CG;
-        on = c < C;
+        const unsigned CU = C / L, CG = (CU + g.bx - 1) / g.bx;
+        const unsigned cu = (blockIdx.x % CG) * g.bx + threadIdx.x, rp = blockIdx.x / CG;
+        const bool on = cu < CU;
+        A s1[L], s2[L], K[L];
+#pragma unroll
+        for (unsigned k = 0; k < L; k++) s1[k] = s2[k] = K[k] = A(0);
         if (on) {
-            const A K = BWD ? coef[c] : to_acc<A>(x[c]);
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) K[k] = BWD ? coef[cu * L + k] : to_acc<A>(x[cu * L + k]);
             const unsigned lo = (unsigned)((unsigned long long)g.M * rp / g.RP), hi = (unsigned)((unsigned long long)g.M * (rp + 1) / g.RP);
 #pragma unroll 4
             for (unsigned m = lo + threadIdx.y; m < hi; m += blockDim.y) {
-                const unsigned o = m * C + c;
-                const A d = to_acc<A>(x[o]) - K;
-                if (BWD) {
-                    const A gr = to_acc<A>(dy[o]);
-                    s1 += gr, s2 += gr * d;
+                const unsigned o = m * CU + cu;
+                T xa[L], ga[L];
+                if (VEC) {
+                    const V xv = reinterpret_cast<const V *>(x)[o];
+#pragma unroll
+                    for (unsigned k = 0; k < L; k++) xa[k] = xv.e[k];
+                    if (BWD) {
+                        const V gv = reinterpret_cast<const V *>(dy)[o];
+#pragma unroll
+                        for (unsigned k = 0; k < L; k++) ga[k] = gv.e[k];
+                    }
                 } else {
-                    s1 += d, s2 += d * d;
+                    xa[0] = x[o];
+                    if (BWD) ga[0] = dy[o];
                 }
+#pragma unroll
+                for (unsigned k = 0; k < L; k++) {
+                    const A d = to_acc<A>(xa[k]) - K[k];
+                    if (BWD) {
+                        const A gr = to_acc<A>(ga[k]);
+                        s1[k] += gr, s2[k] += gr * d;
+                    } else {
+                        s1[k] += d, s2[k] += d * d;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (unsigned k = 0; k < L; k++) {
+            const A t1 = col_sum(s1[k], sh), t2 = col_sum(s2[k], sh);
+            if (on && threadIdx.y == 0) {
+                const size_t o = (size_t)(cu * L + k) * g.RP + rp;
+                part[2 * o] = t1, part[2 * o + 1] = t2;
             }
         }
     } else {
-        c = blockIdx.x % C;
-        rp = blockIdx.x / C;
-        on = true;
-        const unsigned np = rp / g.SPP, sp = rp % g.SPP;
-        const unsigned n0 = (unsigned)((unsigned long long)g.N * np / g.NP), n1 = (unsigned)((unsigned long long)g.N * (np + 1) / g.NP);
-        const unsigned a0 = (unsigned)((unsigned long long)g.S * sp / g.SPP), a1 = (unsigned)((unsigned long long)g.S * (sp + 1) / g.SPP);
+        const unsigned c = blockIdx.x % C, rp = blockIdx.x / C;
+        const unsigned SV = g.S / L, VM = g.N * SV;
+        const unsigned lo = (unsigned)((unsigned long long)VM * rp / g.RP), hi = (unsigned)((unsigned long long)VM * (rp + 1) / g.RP);
         const A K = BWD ? coef[c] : to_acc<A>(x[(size_t)c * g.S]);
-        for (unsigned n = n0; n < n1; n++) {
-            const unsigned base = (n * C + c) * g.S;
+        A s1 = 0, s2 = 0;
 #pragma unroll 4
-            for (unsigned s = a0 + threadIdx.y; s < a1; s += blockDim.y) {
-                const A d = to_acc<A>(x[base + s]) - K;
+        for (unsigned v = lo + threadIdx.y; v < hi; v += blockDim.y) {
+            const unsigned n = fdiv(g.fSV, v), o = (n * C + c) * SV + (v - n * SV);
+            T xa[L], ga[L];
+            if (VEC) {
+                const V xv = reinterpret_cast<const V *>(x)[o];
+#pragma unroll
+                for (unsigned k = 0; k < L; k++) xa[k] = xv.e[k];
                 if (BWD) {
-                    const A gr = to_acc<A>(dy[base + s]);
+                    const V gv = reinterpret_cast<const V *>(dy)[o];
+#pragma unroll
+                    for (unsigned k = 0; k < L; k++) ga[k] = gv.e[k];
+                }
+            } else {
+                xa[0] = x[o];
+                if (BWD) ga[0] = dy[o];
+            }
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                const A d = to_acc<A>(xa[k]) - K;
+                if (BWD) {
+                    const A gr = to_acc<A>(ga[k]);
                     s1 += gr, s2 += gr * d;
                 } else {
                     s1 += d, s2 += d * d;
                 }
             }
         }
+        s1 = col_sum(s1, sh); /* NCHW blocks are 1 x 256: one column */
+        s2 = col_sum(s2, sh);
+        if (threadIdx.y == 0) part[2 * ((size_t)c * g.RP + rp)] = s1, part[2 * ((size_t)c * g.RP + rp) + 1] = s2;
     }
-    s1 = col_sum(s1, sh); /* NCHW blocks are 1 x 256: one column */
-    s2 = col_sum(s2, sh);
-    if (on && threadIdx.y == 0) part[2 * ((size_t)rp * C + c)] = s1, part[2 * ((size_t)rp * C + c) + 1] = s2;
 }
 
 /* mode 0: statistics of a training forward (running/saved updates); 1: statistics only (backward
@@ -644,7 +843,9 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
     /* one warp per channel: lane l adds partials l, l+32, ... in order, then a fixed shuffle
      * tree; lane 0's result (the one used) is the same on every run */
     A t1 = 0, t2 = 0;
-    for (unsigned r = lane; r < RP; r += 32) t1 += part[2 * ((size_t)r * C + c)], t2 += part[2 * ((size_t)r * C + c) + 1];
+    const A *pc = part + 2 * (size_t)c * RP; /* the channel's RP pairs are contiguous: coalesced across lanes */
+#pragma unroll 8
+    for (unsigned r = lane; r < RP; r += 32) t1 += pc[2 * r], t2 += pc[2 * r + 1];
 #pragma unroll
     for (int k = 16; k > 0; k >>= 1) t1 += __shfl_down_sync(0xffffffffu, t1, k), t2 += __shfl_down_sync(0xffffffffu, t2, k);
     if (lane != 0) return;
@@ -673,6 +874,9 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
     var_[c] = var;
     inv_[c] = (A)invd;
     if (mode == 0) {
+        const long long ob = poff(p.lsb, c);
+        coef[CO_SC * C + c] = p.scale[ob];
+        coef[CO_BI * C + c] = p.bias[ob];
         if (p.run_mean) {
             const double f = p.factor, unb = p.M > 1 ? (double)p.M / (double)(p.M - 1) : 1.0;
             p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
@@ -685,89 +889,52 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
     }
 }
 
-/* dx = alpha * sc*inv * (g - sum(g)/M - xhat * sum(g*xhat)/M) + beta * dx, flat over packed
- * NCHW/NHWC; coefficients staged in shared memory (mean, inv, sc*inv, dbm, dsm per channel). */
-template <typename T, typename A>
-__global__ void __launch_bounds__(256) bn_bwd_dense_kernel(const T *x, const T *dy, T *dx, unsigned n, unsigned C, unsigned S, int nhwc,
-                                                           const A *coef, A alpha, A beta, int vec)
+/* Picks the partition; returns 0 when the scratch cannot hold coef + partials. At most one wave
+ * of resident 256-thread blocks (8 per SM), so all parts of a channel run at once and finish
+ * together (equal work per block, no tail wave). */
+template <typename A>
+int bn_part_plan(cudnnHandle_t h, int nhwc, int vec, unsigned L, long long N, long long C, long long S, size_t scratch, BnPart *g, unsigned *grid)
 {
-    extern __shared__ __align__(16) unsigned char smraw[];
-    A *mu = reinterpret_cast<A *>(smraw), *iv = mu + C, *k1 = iv + C, *dbm = k1 + C, *dsm = dbm + C;
-    for (unsigned c = threadIdx.x; c < C; c += blockDim.x)
-        mu[c] = coef[c], iv[c] = coef[2 * C + c], k1[c] = coef[3 * C + c], dbm[c] = coef[4 * C + c], dsm[c] = coef[5 * C + c];
-    __syncthreads();
-    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nth = gridDim.x * blockDim.x;
-    unsigned start = 0;
-    if (vec) {
-        const unsigned L = 16 / sizeof(T), nv = n / L;
-        for (unsigned i = tid; i < nv; i += nth) {
-            fdnn_ewd::V16<T> a = reinterpret_cast<const fdnn_ewd::V16<T> *>(x)[i], gv = reinterpret_cast<const fdnn_ewd::V16<T> *>(dy)[i], o;
-            if (beta != A(0)) o = reinterpret_cast<const fdnn_ewd::V16<T> *>(dx)[i];
-            const unsigned e0 = i * L, q0 = nhwc ? e0 : e0 / S;
-            unsigned c = q0 % C, sp = nhwc ? 0u : e0 - q0 * S;
-#pragma unroll
-            for (unsigned k = 0; k < L; k++) {
-                if (k > 0) {
-                    if (nhwc) {
-                        if (++c == C) c = 0;
-                    } else if (++sp == S) {
-                        sp = 0;
-                        if (++c == C) c = 0;
-                    }
-                }
-                const A xh = (to_acc<A>(a.e[k]) - mu[c]) * iv[c];
-                A out = alpha * (k1[c] * (to_acc<A>(gv.e[k]) - dbm[c] - xh * dsm[c]));
-                if (beta != A(0)) out += beta * to_acc<A>(o.e[k]);
-                o.e[k] = conv<T>::from(out);
-            }
-            reinterpret_cast<fdnn_ewd::V16<T> *>(dx)[i] = o;
-        }
-        start = nv * L;
-    }
-    for (unsigned e = start + tid; e < n; e += nth) {
-        const unsigned c = (nhwc ? e : e / S) % C;
-        const A xh = (to_acc<A>(x[e]) - mu[c]) * iv[c];
-        A out = alpha * (k1[c] * (to_acc<A>(dy[e]) - dbm[c] - xh * dsm[c]));
-        if (beta != A(0)) out += beta * to_acc<A>(dx[e]);
-        dx[e] = conv<T>::from(out);
-    }
-}
-
-/* Picks the partition; returns 0 when the scratch cannot hold coef + partials. */
-template <typename A> int bn_part_plan(cudnnHandle_t h, int nhwc, long long N, long long C, long long S, size_t scratch, BnPart *g, unsigned *grid)
-{
-    const long long target = (long long)fdnn_ewd::sm_count(h) * 8; /* 8 resident 256-thread blocks per SM */
+    const long long target = (long long)fdnn_ewd::sm_count(h) * 8;
     const long long M = N * S;
-    const size_t coef_b = 6 * sizeof(A) * (size_t)C;
+    const size_t coef_b = CO_N * sizeof(A) * (size_t)C;
     if (coef_b >= scratch) return 0;
     const long long max_rp = (long long)((scratch - coef_b) / (2 * sizeof(A) * (size_t)C));
     if (max_rp < 1) return 0;
     memset(g, 0, sizeof *g);
-    g->C = (unsigned)C, g->S = (unsigned)S, g->N = (unsigned)N, g->M = (unsigned)M;
+    g->C = (unsigned)C, g->S = (unsigned)S, g->N = (unsigned)N, g->M = (unsigned)M, g->vec = (unsigned)vec;
+    if (!vec) L = 1;
     if (nhwc) {
+        const long long CU = C / L;
         unsigned bx = 1;
-        while (bx < 32 && bx < C) bx *= 2;
-        const long long CG = (C + bx - 1) / bx, by = 256 / bx;
-        long long rp = (target + CG - 1) / CG;
+        while (bx < 32 && bx < CU) bx *= 2;
+        const long long CG = (CU + bx - 1) / bx, by = 256 / bx;
+        long long rp = target / CG;
         if (rp > M / (4 * by)) rp = M / (4 * by); /* at least 4 members per thread */
         if (rp > max_rp) rp = max_rp;
         if (rp < 1) rp = 1;
-        g->bx = bx, g->RP = (unsigned)rp, g->NP = 1, g->SPP = 1;
+        g->bx = bx, g->RP = (unsigned)rp;
         if (CG * rp > 0x7fffffffLL) return 0;
         *grid = (unsigned)(CG * rp);
     } else {
-        long long want = (target + C - 1) / C;
-        long long np = want < N ? want : N, spp = (want + np - 1) / np;
-        if (spp > S / 1024) spp = S / 1024; /* at least 1024 spatial positions per tile row */
-        if (spp < 1) spp = 1;
-        while (np * spp > max_rp && spp > 1) spp--;
-        while (np * spp > max_rp && np > 1) np--;
-        if (np * spp > max_rp) return 0;
-        g->NP = (unsigned)np, g->SPP = (unsigned)spp, g->RP = (unsigned)(np * spp);
-        if (C * g->RP > 0x7fffffffLL) return 0;
-        *grid = (unsigned)(C * g->RP);
+        const long long units = M / L; /* member units per channel */
+        long long rp = target / C;
+        if (rp > units / 1024) rp = units / 1024; /* at least 4 units per thread */
+        if (rp > max_rp) rp = max_rp;
+        if (rp < 1) rp = 1;
+        g->RP = (unsigned)rp;
+        g->fSV = mk_fdiv((unsigned)(S / L));
+        if (C * rp > 0x7fffffffLL) return 0;
+        *grid = (unsigned)(C * rp);
     }
     return 1;
+}
+
+template <typename T, typename A, bool NHWC, bool BWD>
+void bn_part_launch(unsigned grid, dim3 blk, cudaStream_t s, const NP<T, A> &p, const A *coef, A *part, const BnPart &g)
+{
+    if (g.vec) bn_part_kernel<T, A, NHWC, BWD, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+    else bn_part_kernel<T, A, NHWC, BWD, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
 }
 
 /* kind: K_TRAIN or K_BWD. Returns 1 when the fast path ran (status in *st). */
@@ -787,39 +954,33 @@ template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_no
     if (shm > 48 * 1024) return 0;
     fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
     if (!cs || !cs->scratch) return 0;
+    const unsigned L = 16 / sizeof(T);
+    const int vec = fdnn_ewd::aligned16(q->xp) && (train || fdnn_ewd::aligned16(q->dyp)) && (nhwc ? p.C % L == 0 : p.S % L == 0);
     BnPart g;
     unsigned grid;
-    if (!bn_part_plan<A>(h, nhwc, p.N, p.C, p.S, cs->scratch_bytes, &g, &grid)) return 0;
-    A *coef = (A *)cs->scratch, *part = coef + 6 * (size_t)p.C;
+    if (!bn_part_plan<A>(h, nhwc, vec, L, p.N, p.C, p.S, cs->scratch_bytes, &g, &grid)) return 0;
+    A *coef = (A *)cs->scratch, *part = coef + CO_N * (size_t)p.C;
     cudaStream_t s = fdnn_cuda_stream(h);
     const dim3 blk = nhwc ? dim3(g.bx, 256 / g.bx) : dim3(1, 256);
     const unsigned fgrid = (unsigned)((p.C + 7) / 8); /* bn_fin_kernel: a warp per channel */
     /* statistics (forward; backward without saved statistics) or saved statistics */
     if (train || !p.saved_mean) {
-        if (nhwc) bn_part_kernel<T, A, true, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
-        else bn_part_kernel<T, A, false, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+        if (nhwc) bn_part_launch<T, A, true, false>(grid, blk, s, p, coef, part, g);
+        else bn_part_launch<T, A, false, false>(grid, blk, s, p, coef, part, g);
         bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, train ? 0 : 1);
     } else {
         bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, 2);
     }
-    const int vec = fdnn_ewd::aligned16(q->xp) && fdnn_ewd::aligned16(train ? q->yp : q->dxp) && (train || fdnn_ewd::aligned16(q->dyp));
-    const long long items = vec ? n / (16 / (long long)sizeof(T)) + 1 : n;
     if (train) {
-        PLay lc;
-        memset(&lc, 0, sizeof lc);
-        lc.nd = 1, lc.dim[0] = (int)p.C, lc.st[0] = 1;
-        bn_infer_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, s>>>(
-            p.x, p.y, (unsigned)n, (unsigned)p.C, (unsigned)p.S, nhwc, p.scale, p.bias, coef, coef + p.C, p.lsb, lc, p.eps, p.alpha, p.beta,
-            vec);
-        *st = fdnn_cuda_check(cudaGetLastError(), "batch norm training (bn_part_kernel, bn_fin_kernel, bn_infer_dense_kernel)");
+        *st = bn_apply_launch<T, A, false>(h, p.x, NULL, p.y, n, p.C, p.S, nhwc, coef, p.alpha, p.beta,
+                                           "batch norm training (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)");
         return 1;
     }
-    if (nhwc) bn_part_kernel<T, A, true, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
-    else bn_part_kernel<T, A, false, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+    if (nhwc) bn_part_launch<T, A, true, true>(grid, blk, s, p, coef, part, g);
+    else bn_part_launch<T, A, false, true>(grid, blk, s, p, coef, part, g);
     bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, 3);
-    bn_bwd_dense_kernel<T, A><<<fdnn_ewd::dense_grid(h, items), 256, shm, s>>>(p.x, p.dy, p.dx, (unsigned)n, (unsigned)p.C, (unsigned)p.S,
-                                                                              nhwc, coef, p.alpha, p.beta, vec);
-    *st = fdnn_cuda_check(cudaGetLastError(), "batch norm backward (bn_part_kernel, bn_fin_kernel, bn_bwd_dense_kernel)");
+    *st = bn_apply_launch<T, A, true>(h, p.x, p.dy, p.dx, n, p.C, p.S, nhwc, coef, p.alpha, p.beta,
+                                      "batch norm backward (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)");
     return 1;
 }
 

@@ -185,7 +185,10 @@ TV pool_tv(const struct cudnnTensorStruct *t)
 struct P2 {
     unsigned total, C, H, W, OH, OW;
     int wh, ww, ph, pw, sh, sw, xnhwc, ynhwc, onhwc, is_max, prop, incl;
+    fdnn_ewd::FDiv fCV, fH, fW, fOH, fOW, fsh, fsw; /* C / VL, the spatial extents and strides */
 };
+using fdnn_ewd::fdiv;
+using fdnn_ewd::fmod_;
 
 template <typename T, int VL> struct VLd {
     typedef typename fdnn_ewd::Acc<T>::type F;
@@ -218,19 +221,20 @@ template <typename T, int VL> struct VLd {
     }
 };
 
-/* Index k (in units of VL elements) of a tensor of shape N x C x A x B -> (n, c, a, b). */
-__device__ __forceinline__ void p2_decode(unsigned k, int nhwc, unsigned CV, unsigned VL, unsigned A, unsigned B, unsigned &n, unsigned &c,
-                                          unsigned &a, unsigned &b)
+/* Index k (in units of VL elements) of a tensor of shape N x C x A x B -> (n, c, a, b), by
+ * multiply-high divisions (fCV divides by C / VL). */
+__device__ __forceinline__ void p2_decode(unsigned k, int nhwc, const fdnn_ewd::FDiv &fCV, unsigned VL, const fdnn_ewd::FDiv &fA,
+                                          const fdnn_ewd::FDiv &fB, unsigned &n, unsigned &c, unsigned &a, unsigned &b)
 {
     unsigned r;
     if (nhwc) {
-        c = (k % CV) * VL, r = k / CV;
-        b = r % B, r /= B;
-        a = r % A, n = r / A;
+        c = fmod_(fCV, k) * VL, r = fdiv(fCV, k);
+        b = fmod_(fB, r), r = fdiv(fB, r);
+        a = fmod_(fA, r), n = fdiv(fA, r);
     } else {
-        b = k % B, r = k / B;
-        a = r % A, r /= A;
-        c = r % CV, n = r / CV;
+        b = fmod_(fB, k), r = fdiv(fB, k);
+        a = fmod_(fA, r), r = fdiv(fA, r);
+        c = fmod_(fCV, r), n = fdiv(fCV, r);
     }
 }
 __device__ __forceinline__ unsigned p2_off(int nhwc, unsigned n, unsigned c, unsigned a, unsigned b, unsigned C, unsigned A, unsigned B)
@@ -293,11 +297,11 @@ __global__ void __launch_bounds__(256) pool2d_fwd_fast(P2 g, const T *X, T *Y, t
                                                        typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
-    const unsigned CV = g.C / VL, nv = g.total / VL;
+    const unsigned nv = g.total / VL;
     const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
         unsigned n, c, oh, ow;
-        p2_decode(k, g.ynhwc, CV, VL, g.OH, g.OW, n, c, oh, ow);
+        p2_decode(k, g.ynhwc, g.fCV, VL, g.fOH, g.fOW, n, c, oh, ow);
         const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
         F acc[VL];
         int best[VL];
@@ -312,17 +316,17 @@ __global__ void __launch_bounds__(256) pool2d_bwd_fast(P2 g, const T *X, const T
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
-    const unsigned CV = g.C / VL, nv = g.total / VL;
+    const unsigned nv = g.total / VL;
     const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
         unsigned n, c, ih, iw;
-        p2_decode(k, g.onhwc, CV, VL, g.H, g.W, n, c, ih, iw);
+        p2_decode(k, g.onhwc, g.fCV, VL, g.fH, g.fW, n, c, ih, iw);
         const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
         const int me = (int)(ih * g.W + iw);
         /* outputs o with o*str - pad <= i <= o*str - pad + win - 1 */
         const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
-        const int lh = th <= 0 ? 0 : (th + g.sh - 1) / g.sh, lw = tw <= 0 ? 0 : (tw + g.sw - 1) / g.sw;
-        int uh = ((int)ih + g.ph) / g.sh, uw = ((int)iw + g.pw) / g.sw;
+        const int lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+        int uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw + (unsigned)g.pw);
         if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
         if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
         F acc[VL];
@@ -357,6 +361,198 @@ __global__ void __launch_bounds__(256) pool2d_bwd_fast(P2 g, const T *X, const T
     }
 }
 
+/* Max backward when no input lies in two windows (stride >= window in both dims): one thread per
+ * dy (vector), in dy's memory order, selects its window's maximum (p2_window, the forward's
+ * rules) and writes every dx element of its stride cell -- rows [oh*sh - ph, (oh+1)*sh - ph),
+ * the first cell extended down to row 0 and the last up to H (columns alike), so the cells
+ * partition dx and each window lies inside its cell: dy at the selected element, 0 elsewhere
+ * (accumulated as 0 + dy, the gather's arithmetic), blended with alpha/beta. dx zero-fill and
+ * scatter in one pass; each dx element is written by exactly one thread. */
+template <typename T, int VL, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_maxbwd_cell(P2 g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                                                          typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned nv = g.total / VL; /* g.total: dy elements */
+    const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        unsigned n, c, oh, ow;
+        p2_decode(k, g.ynhwc, g.fCV, VL, g.fOH, g.fOW, n, c, oh, ow);
+        const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
+        F v[VL], d[VL];
+        int best[VL];
+        p2_window<T, VL, KH, KW>(g, X, xb, rs, cs, (int)oh, (int)ow, v, best);
+        VLd<T, VL>::ld(DY + (size_t)k * VL, d);
+        int r0 = oh == 0 ? 0 : (int)oh * g.sh - g.ph, r1 = oh + 1 == g.OH ? (int)g.H : ((int)oh + 1) * g.sh - g.ph;
+        int c0 = ow == 0 ? 0 : (int)ow * g.sw - g.pw, c1 = ow + 1 == g.OW ? (int)g.W : ((int)ow + 1) * g.sw - g.pw;
+        r0 = r0 < 0 ? 0 : r0 > (int)g.H ? (int)g.H : r0, r1 = r1 < 0 ? 0 : r1 > (int)g.H ? (int)g.H : r1;
+        c0 = c0 < 0 ? 0 : c0 > (int)g.W ? (int)g.W : c0, c1 = c1 < 0 ? 0 : c1 > (int)g.W ? (int)g.W : c1;
+        for (int ih = r0; ih < r1; ih++)
+            for (int iw = c0; iw < c1; iw++) {
+                const int me = ih * (int)g.W + iw;
+                F acc[VL];
+#pragma unroll
+                for (int l = 0; l < VL; l++) {
+                    acc[l] = F(0);
+                    if (best[l] == me) acc[l] += d[l];
+                }
+                VLd<T, VL>::st(DX + p2_off(g.onhwc, n, c, (unsigned)ih, (unsigned)iw, g.C, g.H, g.W), acc, alpha, beta);
+            }
+    }
+}
+
+/* Overlapping max backward, step 1: one thread per dy (vector) records which tap of its window
+ * the forward selects (a*ww + b, -1 for none) as one signed byte per output element in map
+ * (dy's memory order). */
+template <typename T, int VL, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_argmax_map(P2 g, const T *X, signed char *map)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int ww = KW > 0 ? KW : g.ww;
+    const unsigned nv = g.total / VL; /* g.total: dy elements */
+    const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        unsigned n, c, oh, ow;
+        p2_decode(k, g.ynhwc, g.fCV, VL, g.fOH, g.fOW, n, c, oh, ow);
+        const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
+        F v[VL];
+        int best[VL];
+        p2_window<T, VL, KH, KW>(g, X, xb, rs, cs, (int)oh, (int)ow, v, best);
+        const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
+#pragma unroll
+        for (int l = 0; l < VL; l++) {
+            int tap = -1;
+            if (best[l] >= 0) {
+                const int bh = (int)fdiv(g.fW, (unsigned)best[l]), bw = best[l] - bh * (int)g.W;
+                tap = (bh - h0) * ww + (bw - w0);
+            }
+            map[(size_t)k * VL + l] = (signed char)tap;
+        }
+    }
+}
+
+template <int VL> struct MapLd;
+template <> struct MapLd<1> { static __device__ __forceinline__ void ld(const signed char *p, int *t) { t[0] = p[0]; } };
+template <> struct MapLd<2> {
+    static __device__ __forceinline__ void ld(const signed char *p, int *t)
+    {
+        const char2 v = *reinterpret_cast<const char2 *>(p);
+        t[0] = (signed char)v.x, t[1] = (signed char)v.y;
+    }
+};
+template <> struct MapLd<4> {
+    static __device__ __forceinline__ void ld(const signed char *p, int *t)
+    {
+        const char4 v = *reinterpret_cast<const char4 *>(p);
+        t[0] = (signed char)v.x, t[1] = (signed char)v.y, t[2] = (signed char)v.z, t[3] = (signed char)v.w;
+    }
+};
+template <> struct MapLd<8> {
+    static __device__ __forceinline__ void ld(const signed char *p, int *t)
+    {
+        MapLd<4>::ld(p, t);
+        MapLd<4>::ld(p + 4, t + 4);
+    }
+};
+
+/* Overlapping max backward, step 2: the gather of pool2d_bwd_fast (one thread per dx vector,
+ * covering windows in ascending output order, acc = 0 + dy + ...), but each window's selection
+ * is the recorded tap instead of a re-run: dy is read only where the tap is this element. */
+template <typename T, int VL, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char *map, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                                                         typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const unsigned nv = g.total / VL; /* g.total: dx elements */
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        unsigned n, c, ih, iw;
+        p2_decode(k, g.onhwc, g.fCV, VL, g.fH, g.fW, n, c, ih, iw);
+        const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
+        const int lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+        int uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw + (unsigned)g.pw);
+        if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+        if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+        F acc[VL];
+#pragma unroll
+        for (int l = 0; l < VL; l++) acc[l] = F(0);
+        for (int oh = lh; oh <= uh; oh++)
+            for (int ow = lw; ow <= uw; ow++) {
+                const unsigned yo = p2_off(g.ynhwc, n, c, (unsigned)oh, (unsigned)ow, g.C, g.OH, g.OW);
+                const int me = ((int)ih - (oh * g.sh - g.ph)) * ww + ((int)iw - (ow * g.sw - g.pw));
+                int t[VL];
+                MapLd<VL>::ld(map + yo, t);
+                bool any = false;
+#pragma unroll
+                for (int l = 0; l < VL; l++) any |= t[l] == me;
+                if (!any) continue;
+                F d[VL];
+                VLd<T, VL>::ld(DY + yo, d);
+#pragma unroll
+                for (int l = 0; l < VL; l++)
+                    if (t[l] == me) acc[l] += d[l];
+            }
+        VLd<T, VL>::st(DX + (size_t)k * VL, acc, alpha, beta);
+    }
+}
+
+/* Average backward, dy and dx packed NCHW, W % 4 == 0, dx 4*sizeof(T)-aligned: one thread per 4
+ * consecutive dx elements of a row. It walks the union of their covering windows once in
+ * ascending (oh, ow) order, forms dy/divisor once per window and adds it to each of the 4 elements
+ * that window covers -- per element the same terms in the same order as pool2d_bwd_fast. */
+template <typename T> struct alignas(4 * sizeof(T)) P4v {
+    T v[4];
+};
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                                                        typename fdnn_ewd::Acc<T>::type beta, fdnn_ewd::FDiv fW4)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const unsigned nv = g.total / 4; /* g.total: dx elements */
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
+        const unsigned iw0 = fmod_(fW4, k) * 4, r = fdiv(fW4, k);
+        const unsigned ih = fmod_(g.fH, r), plane = fdiv(g.fH, r); /* plane = n*C + c */
+        const int th = (int)ih + g.ph - wh + 1, tw = (int)iw0 + g.pw - ww + 1;
+        const int lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+        int uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw0 + 3u + (unsigned)g.pw);
+        if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+        if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+        F acc[4] = {F(0), F(0), F(0), F(0)};
+        const T *dyp = DY + (size_t)plane * g.OH * g.OW;
+        for (int oh = lh; oh <= uh; oh++) {
+            const int hs = oh * g.sh - g.ph;
+            const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+            for (int ow = lw; ow <= uw; ow++) {
+                const int ws = ow * g.sw - g.pw;
+                F div;
+                if (g.incl) div = F(wh * ww);
+                else {
+                    const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                    div = F((h1 - h0) * (w1 - w0));
+                }
+                if (div <= F(0)) continue;
+                const F q = fdnn_ewd::to_a(dyp[(unsigned)oh * g.OW + (unsigned)ow]) / div;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const int iw = (int)iw0 + j;
+                    if (iw >= ws && iw < ws + ww) acc[j] += q;
+                }
+            }
+        }
+        P4v<T> *o = reinterpret_cast<P4v<T> *>(DX) + k;
+        P4v<T> v;
+        if (beta != F(0)) v = *o;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            F r2 = alpha * acc[j];
+            if (beta != F(0)) r2 += beta * fdnn_ewd::to_a(v.v[j]);
+            v.v[j] = fdnn_ewd::from_a<T>(r2);
+        }
+        *o = v;
+    }
+}
+
 /* 1: packed NCHW, 2: packed NHWC, 0: neither (4-D only). */
 int pool_layout(const struct cudnnTensorStruct *t)
 {
@@ -384,10 +580,29 @@ int pool_nhwc_ok(const struct cudnnTensorStruct *t)
     return 1;
 }
 
+template <typename T, int VL, int KH, int KW>
+void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                        typename fdnn_ewd::Acc<T>::type beta, signed char *map, unsigned per)
+{
+    cudaStream_t s = (cudaStream_t)h->stream;
+    const unsigned xi = g.C * g.H * g.W, yi = g.C * g.OH * g.OW, N = g.total / xi;
+    for (unsigned n0 = 0; n0 < N; n0 += per) { /* stream order: each chunk's map is consumed before the next overwrites it */
+        const unsigned nb = N - n0 < per ? N - n0 : per;
+        P2 gy = g, gx = g;
+        gy.total = nb * yi, gx.total = nb * xi;
+        pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
+        pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
+                                                                                                DX + (size_t)n0 * xi, alpha, beta);
+    }
+}
+
 template <typename T, int VL>
-void pool_go(cudnnHandle_t h, const P2 &g, int fwd, const void *X, const void *DY, void *O, double alpha, double beta)
+void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void *O, double alpha, double beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
+    g.fCV = fdnn_ewd::mk_fdiv(g.C / VL), g.fH = fdnn_ewd::mk_fdiv(g.H), g.fW = fdnn_ewd::mk_fdiv(g.W);
+    g.fOH = fdnn_ewd::mk_fdiv(g.OH), g.fOW = fdnn_ewd::mk_fdiv(g.OW);
+    g.fsh = fdnn_ewd::mk_fdiv((unsigned)g.sh), g.fsw = fdnn_ewd::mk_fdiv((unsigned)g.sw);
     const unsigned grid = fdnn_ewd::dense_grid(h, g.total / VL);
     cudaStream_t s = (cudaStream_t)h->stream;
     const int k = g.wh == 2 && g.ww == 2 ? 2 : g.wh == 3 && g.ww == 3 ? 3 : 0;
@@ -395,11 +610,40 @@ void pool_go(cudnnHandle_t h, const P2 &g, int fwd, const void *X, const void *D
         if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         else if (k == 3) pool2d_fwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         else pool2d_fwd_fast<T, VL, 0, 0><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
-    } else {
-        if (k == 2) pool2d_bwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
-        else if (k == 3) pool2d_bwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
-        else pool2d_bwd_fast<T, VL, 0, 0><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+        return;
     }
+    if (g.is_max) {
+        const unsigned xi = g.C * g.H * g.W, yi = g.C * g.OH * g.OW, N = g.total / xi;
+        if (g.sh >= g.wh && g.sw >= g.ww && yi > 0) { /* no overlap: dx written per stride cell (empty dy: the gather) */
+            P2 gy = g;
+            gy.total = N * yi;
+            const unsigned gg = fdnn_ewd::dense_grid(h, gy.total / VL);
+            if (k == 2) pool2d_maxbwd_cell<T, VL, 2, 2><<<gg, 256, 0, s>>>(gy, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+            else if (k == 3) pool2d_maxbwd_cell<T, VL, 3, 3><<<gg, 256, 0, s>>>(gy, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+            else pool2d_maxbwd_cell<T, VL, 0, 0><<<gg, 256, 0, s>>>(gy, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+            return;
+        }
+        fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
+        if (g.wh * g.ww <= 127 && yi > 0 && cs && cs->scratch && yi <= cs->scratch_bytes) { /* overlapping: argmax map in the scratch */
+            const unsigned per = (unsigned)(cs->scratch_bytes / yi);
+            signed char *map = (signed char *)cs->scratch;
+            if (k == 2) pool_maxbwd_chunks<T, VL, 2, 2>(h, g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta, map, per);
+            else if (k == 3) pool_maxbwd_chunks<T, VL, 3, 3>(h, g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta, map, per);
+            else pool_maxbwd_chunks<T, VL, 0, 0>(h, g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta, map, per);
+            return;
+        }
+    }
+    if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {
+        const fdnn_ewd::FDiv fW4 = fdnn_ewd::mk_fdiv(g.W / 4);
+        const unsigned g4 = fdnn_ewd::dense_grid(h, g.total / 4);
+        if (k == 2) pool2d_avgbwd_w4<T, 2, 2><<<g4, 256, 0, s>>>(g, (const T *)DY, (T *)O, (F)alpha, (F)beta, fW4);
+        else if (k == 3) pool2d_avgbwd_w4<T, 3, 3><<<g4, 256, 0, s>>>(g, (const T *)DY, (T *)O, (F)alpha, (F)beta, fW4);
+        else pool2d_avgbwd_w4<T, 0, 0><<<g4, 256, 0, s>>>(g, (const T *)DY, (T *)O, (F)alpha, (F)beta, fW4);
+        return;
+    }
+    if (k == 2) pool2d_bwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+    else if (k == 3) pool2d_bwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+    else pool2d_bwd_fast<T, VL, 0, 0><<<grid, 256, 0, s>>>(g, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
 }
 
 template <typename T>
@@ -416,6 +660,7 @@ int pool_fast(cudnnHandle_t h, const struct cudnnPoolingStruct *d, int fwd, doub
               const struct cudnnTensorStruct *y, const void *DY, double beta, const struct cudnnTensorStruct *o, void *O, cudnnStatus_t *st)
 {
     if (d->nb_spatial != 2 || x->dtype != y->dtype || x->dtype != o->dtype) return 0;
+    if (d->pad[0] < 0 || d->pad[1] < 0 || d->stride[0] < 1 || d->stride[1] < 1) return 0;
     const int lx = pool_layout(x), ly = pool_layout(y), lo = pool_layout(o);
     if (!lx || !ly || !lo || y->dim[0] != x->dim[0] || y->dim[1] != x->dim[1]) return 0;
     if (!fwd && (o->dim[0] != x->dim[0] || o->dim[1] != x->dim[1] || o->dim[2] != x->dim[2] || o->dim[3] != x->dim[3])) return 0;

@@ -485,6 +485,101 @@ __global__ void __launch_bounds__(256) sm_inst_apply(const T *X, T *Y, unsigned 
     }
 }
 
+/* Vector forms of the long-row INSTANCE forward (rows of L > SM_CH elements, L % VL == 0, x and
+ * y 16-byte aligned; VL = 16 / sizeof(T)): the same chunks, the same two-phase chunk formula
+ * (chunk max, then sum of exp(x - max)), 16-byte loads and stores, and block reductions as a
+ * fixed shuffle tree per warp then the 8 warp results in warp order (deterministic). */
+template <typename F> __device__ __forceinline__ F blk_max_w(F v, F *sh)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxn(v, __shfl_down_sync(0xffffffffu, v, o));
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    F r = sh[0];
+    for (unsigned w = 1; w < blockDim.x / 32; w++) r = fmaxn(r, sh[w]);
+    __syncthreads();
+    return r;
+}
+template <typename F> __device__ __forceinline__ F blk_sum_w(F v, F *sh)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    F r = sh[0];
+    for (unsigned w = 1; w < blockDim.x / 32; w++) r += sh[w];
+    __syncthreads();
+    return r;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_part_v(const T *X, unsigned L, unsigned nch, int algo, typename Acc<T>::type *part)
+{
+    typedef typename Acc<T>::type F;
+    typedef fdnn_ewd::V16<T> V;
+    const int VL = 16 / sizeof(T), NV = SM_IV / VL;
+    __shared__ F sh[8];
+    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const V *xv = reinterpret_cast<const V *>(X + (size_t)row * L);
+    const int fast = algo == CUDNN_SOFTMAX_FAST;
+    F v[SM_IV];
+    bool ok[NV];
+    F m = fast ? F(0) : F(-INFINITY);
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        const unsigned i = lo + (threadIdx.x + 256u * j) * VL; /* hi and i are multiples of VL */
+        ok[j] = i < hi;
+        V a;
+        if (ok[j]) a = xv[i / VL];
+#pragma unroll
+        for (int l = 0; l < VL; l++) {
+            v[j * VL + l] = ok[j] ? to_a(a.e[l]) : F(-INFINITY);
+            if (!fast && ok[j]) m = fmaxn(m, v[j * VL + l]);
+        }
+    }
+    if (!fast) m = blk_max_w(m, sh);
+    F s = F(0);
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        if (ok[j]) {
+#pragma unroll
+            for (int l = 0; l < VL; l++) s += fexp_(v[j * VL + l] - m);
+        }
+    s = blk_sum_w(s, sh);
+    if (!fast && m == F(-INFINITY)) s = F(0); /* an all -inf chunk adds nothing (the row fix-up is in sm_inst_fin) */
+    if (threadIdx.x == 0) part[2 * (size_t)blockIdx.x] = m, part[2 * (size_t)blockIdx.x + 1] = s;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_apply_v(const T *X, T *Y, unsigned L, unsigned nch, int algo, const typename Acc<T>::type *rowv,
+                                                       typename Acc<T>::type alpha, typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    typedef fdnn_ewd::V16<T> V;
+    const unsigned VL = 16 / sizeof(T);
+    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
+    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    const V *xv = reinterpret_cast<const V *>(X + (size_t)row * L);
+    V *yv = reinterpret_cast<V *>(Y + (size_t)row * L);
+    const F m = rowv[2 * row], s = rowv[2 * row + 1], ls = flog_(s);
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+#pragma unroll 4
+    for (unsigned i = lo / VL + threadIdx.x; i < hi / VL; i += 256u) {
+        const V a = xv[i];
+        V o;
+        if (beta != F(0)) o = yv[i];
+#pragma unroll
+        for (unsigned l = 0; l < VL; l++) {
+            const F v = to_a(a.e[l]);
+            F r = alpha * (lg ? v - m - ls : fexp_(v - m) / s);
+            if (beta != F(0)) r += beta * to_a(o.e[l]);
+            o.e[l] = from_a<T>(r);
+        }
+        yv[i] = o;
+    }
+}
+
 /* Image-packed: stride[0] == C*spatial and dims 1.. packed in some order. */
 int inst_layout(const struct cudnnTensorStruct *t)
 {
@@ -509,9 +604,12 @@ cudnnStatus_t inst_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alp
     }
     fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
     F *part = (F *)cs->scratch, *rowv = part + 2 * (size_t)rows * nch;
-    sm_inst_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, (F)alpha, (F)beta, part);
+    const int vec = L % (16 / sizeof(T)) == 0 && fdnn_ewd::aligned16(X) && fdnn_ewd::aligned16(Y);
+    if (vec) sm_inst_part_v<T><<<rows * nch, 256, 0, st>>>((const T *)X, L, nch, algo, part);
+    else sm_inst_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, (F)alpha, (F)beta, part);
     sm_inst_fin<F><<<rows, 256, 0, st>>>(part, rowv, nch, algo == CUDNN_SOFTMAX_FAST);
-    sm_inst_apply<T><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, rowv, (F)alpha, (F)beta);
+    if (vec) sm_inst_apply_v<T><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, rowv, (F)alpha, (F)beta);
+    else sm_inst_apply<T><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, rowv, (F)alpha, (F)beta);
     return fdnn_cuda_check(cudaGetLastError(), "softmax INSTANCE (sm_inst_chunk, sm_inst_fin, sm_inst_apply)");
 }
 

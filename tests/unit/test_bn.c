@@ -50,6 +50,11 @@ static void test_derive(void)
 static int big; /* one large case to exercise the threaded paths */
 static void random_shape(int nd, int *dim)
 {
+    if (big == 2) { /* NCHW spatial size >= 128 but not a multiple of the 16-byte vector width; odd C for NHWC */
+        int d[5] = {3, 7, 13, 11, 3};
+        memcpy(dim, d, sizeof(int) * nd);
+        return;
+    }
     if (big) {
         int d[5] = {8, 16, 32, 32, 2};
         memcpy(dim, d, sizeof(int) * nd);
@@ -485,6 +490,15 @@ int main(void)
     sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     sweep_one(CUDNN_DATA_BFLOAT16, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     sweep_one(CUDNN_DATA_HALF, 1, 5, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    big = 2; /* the GPU's dense paths without 16-byte vectors (per-element channel index) */
+    sweep_one(CUDNN_DATA_FLOAT, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_FLOAT, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_HALF, 0, 5, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_HALF, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    g_beta0 = 1;
+    sweep_one(CUDNN_DATA_DOUBLE, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    sweep_one(CUDNN_DATA_BFLOAT16, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
+    g_beta0 = 0;
     big = 0;
     for (int i = 0; i < 12; i++) /* small dense shapes: C == 1 and spatial size 1 included */
         sweep_one(i % 3 == 0 ? CUDNN_DATA_FLOAT : i % 3 == 1 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_DOUBLE, i % 2, 4 + (i % 4 == 3),

@@ -222,14 +222,45 @@ static void big_case(cudnnHandle_t h)
     cudnnDestroyPoolingDescriptor(pd);
 }
 
+/* Max backward with overlapping windows and more dy elements than the GPU's 4 MiB handle scratch
+ * holds argmax bytes for: the map is built and consumed in chunks of images. Integer x (ties). */
+static void chunk_case(cudnnHandle_t h)
+{
+    int in[2] = {1500, 1450}, win[2] = {3, 3}, pad[2] = {1, 1}, str[2] = {1, 1}, out[2];
+    ref_pool_out_dims(2, in, win, pad, str, out);
+    int xd[4] = {2, 1, in[0], in[1]}, yd[4] = {2, 1, out[0], out[1]};
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 1, 1));
+    tt X, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, xd, OL_NCHW);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, yd, OL_NCHW);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, xd, OL_NCHW);
+    double *x = dalloc(X.n), *dy = dalloc(DY.n), *dx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -20, 20);
+    fill_nz(dy, DY.n, -4, 4);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &DY, dy, 0);
+    float one = 1, zero = 0;
+    TH_OK(cudnnPoolingBackward(h, pd, &one, DY.d, DY.dev, DY.d, DY.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, dx);
+    ref_pool_bwd(RP_MAX, 2, 2, in, out, win, pad, str, x, dy, wdx);
+    th_compare("PoolingBackward MAX chunked argmax map", dx, wdx, (size_t)X.n, 0);
+    free(x); free(dy); free(dx); free(wdx);
+    tt_free(h, &X); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
 /* Every tensor packed NHWC with C a multiple of 8 (the GPU's channel-vector path) or C odd,
  * windows 2x2, 3x3 (compile-time paths) and 3x2; small-integer x so windows have ties (the first
  * maximum in row-major window order must win, forward and backward); one NaN with PROPAGATE_NAN. */
+static int g_lay = OL_NHWC; /* nhwc_case's layout (OL_NCHW: the GPU's packed NCHW paths) */
 static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
 {
     static const int wins[3][2] = {{2, 2}, {3, 3}, {3, 2}};
     const int *wn = wins[it % 3];
     int win[2] = {wn[0], wn[1]}, pad[2] = {it % 2, (it / 2) % 2}, str[2] = {2, 1 + it % 2}, in[2] = {9, 7}, out[2];
+    if (g_lay == OL_NCHW && (it / 3) % 2) in[1] = 8; /* W % 4 == 0: the GPU's 4-wide NCHW average backward */
     if (pad[0] >= win[0]) pad[0] = win[0] - 1;
     if (pad[1] >= win[1]) pad[1] = win[1] - 1;
     ref_pool_out_dims(2, in, win, pad, str, out);
@@ -242,10 +273,10 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     TH_OK(cudnnSetPooling2dDescriptor(pd, (cudnnPoolingMode_t)mode, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, win[0], win[1],
                                       pad[0], pad[1], str[0], str[1]));
     tt X, Y, DY, DX;
-    tt_make(h, &X, dt, 4, xd, OL_NHWC);
-    tt_make(h, &Y, dt, 4, yd, OL_NHWC);
-    tt_make(h, &DY, dt, 4, yd, OL_NHWC);
-    tt_make(h, &DX, dt, 4, xd, OL_NHWC);
+    tt_make(h, &X, dt, 4, xd, g_lay);
+    tt_make(h, &Y, dt, 4, yd, g_lay);
+    tt_make(h, &DY, dt, 4, yd, g_lay);
+    tt_make(h, &DX, dt, 4, xd, g_lay);
     const int64_t planes = 2LL * C;
     double *x = dalloc(X.n), *y0 = dalloc(Y.n), *got = dalloc(Y.n), *want = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n),
            *gdx = dalloc(X.n), *wdx = dalloc(X.n);
@@ -260,7 +291,7 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     ref_pool_fwd(mode, prop, 2, planes, in, out, win, pad, str, x, want);
     for (int64_t i = 0; i < Y.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * y0[i] : 0);
     char what[200];
-    snprintf(what, sizeof what, "PoolingForward NHWC mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d nan=%d", mode, th_dtype_name(dt), C,
+    snprintf(what, sizeof what, "PoolingForward layout %d mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d nan=%d", g_lay, mode, th_dtype_name(dt), C,
              win[0], win[1], pad[0], pad[1], str[0], str[1], prop);
     th_compare(what, got, want, (size_t)Y.n, th_tolerance("pool", dt));
     if (is_max && prop) x[X.n / 2] = 1;
@@ -275,7 +306,7 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     tt_read(h, &DX, gdx);
     ref_pool_bwd(mode, 2, planes, in, out, win, pad, str, x, dy, wdx);
     for (int64_t i = 0; i < X.n; i++) wdx[i] = alpha * wdx[i] + (beta != 0 ? beta * dx0[i] : 0);
-    snprintf(what, sizeof what, "PoolingBackward NHWC mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d", mode, th_dtype_name(dt), C, win[0],
+    snprintf(what, sizeof what, "PoolingBackward layout %d mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d", g_lay, mode, th_dtype_name(dt), C, win[0],
              win[1], pad[0], pad[1], str[0], str[1]);
     th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", dt));
     free(x); free(y0); free(got); free(want); free(dy); free(dx0); free(gdx); free(wdx);
@@ -297,8 +328,14 @@ int main(void)
     for (int t = 0; t < 4; t++)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 6; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+    g_lay = OL_NCHW;
+    for (int t = 0; t < 4; t += 2)
+        for (int m = 0; m < 4; m++)
+            for (int it = 0; it < 6; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+    g_lay = OL_NHWC;
     desc_and_errors(h);
     big_case(h);
+    chunk_case(h);
     cudnnDestroy(h);
     return th_finish();
 }
