@@ -1,9 +1,12 @@
 /* CTC loss: descriptors, workspace queries and the loss itself (CPU backend).
  * probs is (T, N, A) FLOAT. With CUDNN_LOSS_NORMALIZATION_SOFTMAX probs holds the pre-softmax
  * activations: the library applies softmax over A and the
- * gradient is with respect to those activations. With NONE probs already holds probabilities
- * and the gradient is the same expression (with respect to the activations that produced
- * them). The pre-v8 setter cudnnSetCTCLossDescriptor (and a new descriptor) mean NONE with
+ * gradient is with respect to those activations (softmax - gamma, gamma = posterior occupancy of
+ * the symbol at t). With NONE probs already holds probabilities y and the gradient follows
+ * NVIDIA's rule, measured on an H200 with cuDNN 9.19 (tests/compat ops probe): -gamma/y (the
+ * derivative of the cost with respect to y) where gamma > 0, and y itself where gamma == 0 (the
+ * symbol is not in the extended label or unreachable at t; this value is not a derivative).
+ * Time steps t >= inputLengths[n] get 0 (NVIDIA leaves them untouched). The pre-v8 setter cudnnSetCTCLossDescriptor (and a new descriptor) mean NONE with
  * NOT_PROPAGATE_NAN, as NVIDIA documents for it; the H200 comparison with NVIDIA's library showed
  * our earlier SOFTMAX default giving different costs. Labels are packed (concatenated per batch entry) in both cudnnCTCLoss and
  * cudnnCTCLoss_v8; blank is label 0. The NON_DETERMINISTIC algorithm maps to the

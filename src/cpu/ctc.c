@@ -100,7 +100,17 @@ void fdnn_ctc_cpu(const float *probs, const int64_t st[3], int T, int N, int A, 
             const double *ar = la + (size_t)t * S_max, *br = lb + (size_t)t * S_max;
             for (int s = 0; s < S; s++) occ[LBL(s)] = lse2(occ[LBL(s)], ar[s] + br[s]);
             const double *o = lp + (size_t)t * A;
-            for (int a = 0; a < A; a++) g[a * gst[2]] = (float)(exp(o[a]) - exp(occ[a] - logP));
+            if (softmax) {
+                for (int a = 0; a < A; a++) g[a * gst[2]] = (float)(exp(o[a]) - exp(occ[a] - logP));
+            } else {
+                /* NONE: NVIDIA's rule, measured on cuDNN 9.19: -gamma/y (the derivative of the cost
+                 * with respect to the probability y) where gamma > 0, and y itself where gamma == 0
+                 * (not a derivative). A finite occ implies y > 0 (alpha at t includes log y). */
+                const float *row = probs + t * st[0] + n * st[1];
+                for (int a = 0; a < A; a++)
+                    g[a * gst[2]] = occ[a] == -INFINITY ? row[a * st[2]]
+                                                        : (float)(-exp(occ[a] - logP) / (double)row[a * st[2]]);
+            }
         }
 #undef LBL
     }

@@ -144,7 +144,13 @@ __global__ void k_ctc(CtcArgs a)
                     for (int k = 0; k < L; k++)
                         if (lab[k] == c) occ = lse2(occ, ar[2 * k + 1] + br[2 * k + 1]);
                 }
-                v = (float)(exp(o[c]) - exp(occ - logP));
+                if (a.softmax) {
+                    v = (float)(exp(o[c]) - exp(occ - logP));
+                } else {
+                    /* NONE: NVIDIA's measured rule (see src/cpu/ctc.c): -gamma/y where gamma > 0, y where gamma == 0 */
+                    const float y = a.probs[t * a.st[0] + n * a.st[1] + c * a.st[2]];
+                    v = occ == -INFINITY ? y : (float)(-exp(occ - logP) / (double)y);
+                }
             }
             g[c * a.gst[2]] = v;
         }

@@ -425,6 +425,8 @@ static void ctc(void)
                                                     CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, &wsz);
     report("f32_ctc_loss", "workspace_size", st, NULL, 0, CUDNN_DATA_FLOAT);
     void *ws = dev_alloc(wsz);
+    /* NVIDIA's library leaves the gradient at t >= inputLengths[n] untouched, FreeDNN writes 0 there */
+    cudaMemset(grads, 0, sizeof probs);
     st = cudnnCTCLoss(H, pd, dprobs, labels, label_lengths, input_lengths, costs, pd, grads,
                       CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, ws, wsz);
     report("f32_ctc_loss", "costs", st, costs, N, CUDNN_DATA_FLOAT);

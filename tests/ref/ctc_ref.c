@@ -59,9 +59,17 @@ double ref_ctc(const double *act, int Tn, int T, int A, const int *label, int L,
         for (int t = 0; t < Tn; t++) {
             for (int a = 0; a < A; a++) {
                 double occ = -INFINITY;
+                int used = 0; /* some state with symbol a lies on a complete path at t: gamma > 0 */
                 for (int s = 0; s < S; s++)
-                    if (ext[s] == a) occ = lse(occ, fa[t * S + s] + fb[t * S + s] - lp[t * A + a]);
-                grad[t * A + a] = exp(lp[t * A + a]) - exp(occ - logp);
+                    if (ext[s] == a && fa[t * S + s] > -INFINITY && fb[t * S + s] > -INFINITY) {
+                        used = 1;
+                        occ = lse(occ, fa[t * S + s] + fb[t * S + s] - lp[t * A + a]);
+                    }
+                double gamma = exp(occ - logp); /* posterior occupancy of symbol a at t */
+                if (softmax)
+                    grad[t * A + a] = exp(lp[t * A + a]) - gamma;
+                else /* NVIDIA's NONE-mode rule (measured): d loss / d y where gamma > 0, else y itself */
+                    grad[t * A + a] = used ? -gamma / act[t * A + a] : act[t * A + a];
             }
         }
     }

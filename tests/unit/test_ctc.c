@@ -194,8 +194,8 @@ static void test_random(void)
     }
 }
 
-/* d(sum of costs)/d activation by central differences of the library's own costs. */
-static void test_fd(void)
+/* SOFTMAX: d(sum of costs)/d activation by central differences of the library's own costs. */
+static void test_fd_softmax(void)
 {
     for (int it = 0; it < 4; it++) {
         prob_t p;
@@ -221,8 +221,72 @@ static void test_fd(void)
             fd[i] = (cp - cm) / (2.0 * ((double)(save + eps) - (double)save));
             gd[i] = grad[i];
         }
-        th_compare("ctc gradient vs finite differences", gd, fd, (size_t)n_el, 2e-3);
+        th_compare("ctc softmax gradient vs finite differences", gd, fd, (size_t)n_el, 2e-3);
         free(in); free(costs); free(grad); free(g2); free(fd); free(gd);
+        free_problem(&p);
+    }
+}
+
+/* NONE (NVIDIA's measured rule): the inputs are probabilities y; where the posterior occupancy
+ * gamma of a symbol at t is > 0 the gradient is -gamma/y = d(cost)/d(y), checked by central
+ * differences in y itself; where gamma == 0 the cost does not depend on y (checked: the
+ * perturbed costs are bit-identical) and the gradient is y exactly; rows t >= inputLength are 0.
+ * The elements are classified by the independent reference (its gradient is < 0 exactly where
+ * gamma > 0, since y > 0); every problem has elements of both kinds (at t = 0 only the blank
+ * and the first label are reachable, and A >= 3), and that is asserted. */
+static void test_fd_none(void)
+{
+    for (int it = 0; it < 4; it++) {
+        prob_t p;
+        int T = th_randint(3, 8), N = th_randint(1, 3), A = th_randint(3, 5);
+        make_problem(&p, T, N, A, 3);
+        int v8 = it & 1, n_el = T * N * A;
+        float *in = malloc(sizeof(float) * n_el), *costs = malloc(sizeof(float) * N), *grad = malloc(sizeof(float) * n_el);
+        float *g2 = malloc(sizeof(float) * n_el);
+        double *rc = malloc(sizeof(double) * N), *rg = malloc(sizeof(double) * n_el);
+        for (int t = 0; t < T; t++) /* probabilities: softmax over A of the activations, rounded to float */
+            for (int n = 0; n < N; n++) {
+                double z = 0;
+                for (int a = 0; a < A; a++) z += exp(p.act[(t * N + n) * A + a]);
+                for (int a = 0; a < A; a++) in[(t * N + n) * A + a] = (float)(exp(p.act[(t * N + n) * A + a]) / z);
+            }
+        TH_OK(run_ctc(&p, v8, 0, 0, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, costs, grad, in));
+        reference(&p, 0, rc, rg);
+        double *fd = malloc(sizeof(double) * n_el), *gd = malloc(sizeof(double) * n_el);
+        int n_pos = 0, n_zero = 0, zero_ok = 1, pad_ok = 1, bad_zero = -1;
+        for (int i = 0; i < n_el; i++) {
+            int t = i / (N * A), n = (i / A) % N;
+            if (t >= p.inlen[n]) {
+                pad_ok &= grad[i] == 0.0f;
+                continue;
+            }
+            float save = in[i], h = 0.05f * save;
+            double cp = 0, cm = 0;
+            in[i] = save + h;
+            run_ctc(&p, v8, 0, 0, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, costs, g2, in);
+            for (int k = 0; k < N; k++) cp += costs[k];
+            float up_v = in[i];
+            in[i] = save - h;
+            run_ctc(&p, v8, 0, 0, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, costs, g2, in);
+            for (int k = 0; k < N; k++) cm += costs[k];
+            float dn_v = in[i];
+            in[i] = save;
+            if (rg[i] < 0) { /* gamma > 0 */
+                fd[n_pos] = (cp - cm) / ((double)up_v - (double)dn_v);
+                gd[n_pos] = grad[i];
+                n_pos++;
+            } else { /* gamma == 0: gradient is y, and y does not influence the cost */
+                n_zero++;
+                if (!(grad[i] == save && cp == cm) && bad_zero < 0) bad_zero = i;
+                zero_ok &= grad[i] == save && cp == cm;
+            }
+        }
+        TH_CHECK(n_pos > 0 && n_zero > 0, "ctc NONE fd: elements with gamma > 0 (%d) and gamma == 0 (%d) both present", n_pos, n_zero);
+        th_compare("ctc NONE gradient (gamma > 0) = -gamma/y vs finite differences in y", gd, fd, (size_t)n_pos, 2e-3);
+        TH_CHECK(zero_ok, "ctc NONE gradient (gamma == 0) is y and the cost does not depend on y (first bad index %d: got %g, y %g)",
+                 bad_zero, bad_zero >= 0 ? grad[bad_zero] : 0.0, bad_zero >= 0 ? in[bad_zero] : 0.0);
+        TH_CHECK(pad_ok, "ctc NONE gradient is 0 for t >= inputLength");
+        free(in); free(costs); free(grad); free(g2); free(fd); free(gd); free(rc); free(rg);
         free_problem(&p);
     }
 }
@@ -363,7 +427,8 @@ int main(void)
     h = th_create_handle();
     test_descriptors();
     test_random();
-    test_fd();
+    test_fd_softmax();
+    test_fd_none();
     test_infeasible();
     test_errors();
     if (th_is_gpu(h)) test_gpu_label_checks();
