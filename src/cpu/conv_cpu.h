@@ -49,6 +49,8 @@ void fdnn_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, cons
                 float beta, float *c, int64_t ldc);
 void fdnn_dgemm(int trans_a, int trans_b, int m, int n, int k, double alpha, const double *a, int64_t lda, const double *b,
                 int64_t ldb, double beta, double *c, int64_t ldc);
+/* OpenMP threads a parallel region would get (1 without OpenMP) */
+int fdnn_cpu_threads(void);
 /* our own kernel, always built (tests compare it against OpenBLAS) */
 void fdnn_sgemm_own(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b,
                     int64_t ldb, float beta, float *c, int64_t ldc);

@@ -14,7 +14,7 @@
 typedef struct {
     int nb, c, ih, iw, oh, ow, ph, pw, sh, sw, dh, dw, R, S;
     const int64_t *is, *os;
-    int copy_in, copy_dy;
+    int copy_in, copy_dy, fast3, nchunk;
 } dgeo;
 
 static void make(const fdnn_conv_problem *p, dgeo *g)
@@ -31,7 +31,17 @@ static void make(const fdnn_conv_problem *p, dgeo *g)
         g->ph = p->pad[1]; g->pw = p->pad[2]; g->sh = p->stride[1]; g->sw = p->stride[2];
         g->is = p->xs; g->os = p->ys;
     }
-    g->copy_in = g->ph || g->pw || (g->is[1] != 1 && g->c > 1);
+    /* 3x3 stride-1 forward / backward data into channel-innermost y: padding in the kernel */
+    g->fast3 = p->dir != FDNN_CONV_BWD_FILTER && g->R == 3 && g->S == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
+               (g->os[1] == 1 || g->c == 1) && (g->is[1] == 1 || g->c == 1) && g->ph >= 0 && g->pw >= 0;
+    /* 3x3 stride-1 backward filter from the unpadded channel-innermost x, rows cut into
+     * fixed chunks (partial sums added in order) so both threads stay busy */
+    if (p->dir == FDNN_CONV_BWD_FILTER && g->R == 3 && g->S == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
+        (g->is[1] == 1 || g->c == 1)) {
+        g->fast3 = 1;
+        g->nchunk = g->nb * g->oh >= 64 ? 8 : 1;
+    }
+    g->copy_in = !g->fast3 && (g->ph || g->pw || (g->is[1] != 1 && g->c > 1));
     g->copy_dy = p->dir == FDNN_CONV_BWD_FILTER && p->ys[1] != 1 && g->c > 1;
 }
 
@@ -76,7 +86,7 @@ size_t fdnn_dw_workspace(const fdnn_conv_problem *p)
     make(p, &g);
     size_t padded = g.copy_in ? (size_t)g.nb * (g.ih + 2 * g.ph) * (g.iw + 2 * g.pw) * g.c : 0;
     size_t dyc = g.copy_dy ? (size_t)g.nb * g.oh * g.ow * g.c : 0;
-    return al((size_t)g.R * g.S * g.c) + al(padded) + al(dyc);
+    return al((size_t)g.R * g.S * g.c * (g.nchunk > 1 ? g.nchunk : 1)) + al(padded) + al(dyc);
 }
 
 cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -87,7 +97,7 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
     make(p, &g);
     char *cur = a->workspace;
     int Hp = g.ih + 2 * g.ph, Wp = g.iw + 2 * g.pw, R = g.R, S = g.S, cc = p->cross_correlation, bwd = p->dir == FDNN_CONV_BWD_DATA;
-    float *wp = take(&cur, (size_t)R * S * g.c);   /* packed filter, or the gradient accumulator */
+    float *wp = take(&cur, (size_t)R * S * g.c * (g.nchunk > 1 ? g.nchunk : 1)); /* packed filter, or the gradient accumulator(s) */
     const float *in = bwd ? a->y : a->x;
     const float *xx = in;
     int64_t xn = g.is[0], xh = g.is[3], xw = g.is[4];
@@ -106,7 +116,13 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
         } else {
             k.dy = a->y; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
         }
-        fdnn_avx512_dw_wgrad(&k);
+        if (g.fast3) {
+            fdnn_avx512_dw_wgrad_3x3s1(&k, g.ih, g.iw, g.ph, g.pw, g.nchunk > 1 ? g.nchunk : 1);
+            for (int j = 1; j < g.nchunk; j++) /* chunk sums in fixed order */
+                for (int64_t i = 0; i < (int64_t)R * S * g.c; i++) wp[i] += wp[(int64_t)j * R * S * g.c + i];
+        } else {
+            fdnn_avx512_dw_wgrad(&k);
+        }
         float *dw = a->out, alpha = (float)a->alpha, beta = (float)a->beta;
 #pragma omp parallel for schedule(static)
         for (int c = 0; c < g.c; c++)
@@ -128,7 +144,12 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
     fdnn_dw_fwd k = { .n = g.nb, .c = g.c, .p = g.oh, .q = g.ow, .r = R, .s = S, .sh = g.sh, .sw = g.sw, .dh = g.dh, .dw = g.dw,
                       .x = xx, .xn = xn, .xh = xh, .xw = xw, .y = a->out, .yn = g.os[0], .yh = g.os[3], .yw = g.os[4], .yc = g.os[1],
                       .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
-    fdnn_avx512_dw_fwd(&k);
+    if (g.fast3) {
+        k.yc = 1;
+        fdnn_avx512_dw_fwd_3x3s1(&k, g.ih, g.iw, g.ph, g.pw);
+    } else {
+        fdnn_avx512_dw_fwd(&k);
+    }
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -12,6 +12,7 @@
  * its elements (stride*stride times the FLOPs, but the same fast kernel). Backward filter reduces into a float [r][s][k][c]
  * accumulator in the workspace, then blends into dw. Workspace sizes are exact. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "conv_nhwc.h"
 #include "conv_cpu.h"
@@ -245,6 +246,36 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         float *cols = take(&cur, (size_t)P * Q * rsc);
         const float *dy = a->y, *w = a->w;
         float *dx = a->out, alpha = (float)a->alpha, beta = (float)a->beta;
+        /* tap tables, so the gather has no divisions: for each dx column x the (filter column,
+         * output column) pairs that reach it, likewise for rows; entries in filter order */
+        int *wt = malloc(sizeof(int) * 2 * ((size_t)W * S + (size_t)H * R)), *ht = wt ? wt + 2 * (size_t)W * S : NULL;
+        int *wn = malloc(sizeof(int) * ((size_t)W + H)), *hn = wn ? wn + W : NULL;
+        if (!wt || !wn) {
+            free(wt);
+            free(wn);
+            return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for the backward-data tap tables");
+        }
+        for (int x = 0; x < W; x++) {
+            wn[x] = 0;
+            for (int s2 = 0; s2 < S; s2++) {
+                int nw = x + p->pad[2] - (cc ? s2 : S - 1 - s2) * p->dil[2];
+                if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= Q) continue;
+                wt[2 * ((size_t)x * S + wn[x])] = s2;
+                wt[2 * ((size_t)x * S + wn[x]) + 1] = nw / p->stride[2];
+                wn[x]++;
+            }
+        }
+        for (int h = 0; h < H; h++) {
+            hn[h] = 0;
+            for (int r = 0; r < R; r++) {
+                int nh = h + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];
+                if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= P) continue;
+                ht[2 * ((size_t)h * R + hn[h])] = r;
+                ht[2 * ((size_t)h * R + hn[h]) + 1] = nh / p->stride[1];
+                hn[h]++;
+            }
+        }
+        const int64_t ws1 = p->ws[1], ws3 = p->ws[3], ws4 = p->ws[4];
         for (int n = 0; n < p->n; n++) {
             const float *dyn = dy + n * p->ys[0];
             fdnn_sgemm(!nhwc_dy, 0, P * Q, rsc, K, 1.0f, dyn, nhwc_dy ? K : (int64_t)P * Q, w, rsc, 0.0f, cols, rsc);
@@ -252,20 +283,21 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
             for (int h = 0; h < H; h++)
                 for (int x = 0; x < W; x++) {
                     float acc[16] = { 0 };
-                    for (int r = 0; r < R; r++) {
-                        int nh = h + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];
-                        if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= P) continue;
-                        for (int s2 = 0; s2 < S; s2++) {
-                            int nw = x + p->pad[2] - (cc ? s2 : S - 1 - s2) * p->dil[2];
-                            if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= Q) continue;
-                            const float *cr = cols + ((int64_t)(nh / p->stride[1]) * Q + nw / p->stride[2]) * rsc;
-                            for (int c = 0; c < C; c++) acc[c] += cr[c * p->ws[1] + r * p->ws[3] + s2 * p->ws[4]];
+                    for (int i = 0; i < hn[h]; i++) {
+                        int r = ht[2 * ((size_t)h * R + i)];
+                        const float *crow = cols + (int64_t)ht[2 * ((size_t)h * R + i) + 1] * Q * rsc + r * ws3;
+                        for (int j = 0; j < wn[x]; j++) {
+                            const int *e = wt + 2 * ((size_t)x * S + j);
+                            const float *cr = crow + (int64_t)e[1] * rsc + e[0] * ws4;
+                            for (int c = 0; c < C; c++) acc[c] += cr[c * ws1];
                         }
                     }
                     float *d = dx + n * p->xs[0] + h * p->xs[3] + x * p->xs[4];
                     for (int c = 0; c < C; c++) d[c * p->xs[1]] = beta != 0 ? alpha * acc[c] + beta * d[c * p->xs[1]] : alpha * acc[c];
                 }
         }
+        free(wt);
+        free(wn);
         return CUDNN_STATUS_SUCCESS;
     }
     const float *in = p->dir == FDNN_CONV_BWD_DATA ? a->y : a->x;

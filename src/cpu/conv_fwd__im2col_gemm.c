@@ -16,6 +16,15 @@ static size_t workspace(const fdnn_conv_problem *p)
     {                                                                                                                  \
         const T *x = a->x, *w = a->w;                                                                                  \
         T *y = a->out, *col = a->workspace;                                                                            \
+        if (unit && p->n * p->g >= fdnn_cpu_threads()) { /* whole images per thread, one GEMM each */                 \
+            _Pragma("omp parallel for schedule(static)") for (int ng = 0; ng < p->n * p->g; ng++)                      \
+            {                                                                                                          \
+                int n = ng / p->g, g = ng % p->g;                                                                      \
+                GEMM(0, 0, kg, (int)P, kk, (T)a->alpha, w + (int64_t)g * kg * p->ws[0], p->ws[0],                      \
+                     x + (int64_t)n * p->xs[0] + (int64_t)g * cg * p->xs[1], p->xs[1], (T)a->beta,                     \
+                     y + (int64_t)n * p->ys[0] + (int64_t)g * kg * p->ys[1], p->ys[1]);                                \
+            }                                                                                                          \
+        } else                                                                                                         \
         for (int n = 0; n < p->n; n++)                                                                                 \
             for (int g = 0; g < p->g; g++) {                                                                           \
                 const T *bm;                                                                                           \

@@ -51,6 +51,11 @@ typedef struct fdnn_dw_fwd {
     float alpha, beta;
 } fdnn_dw_fwd;
 void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a);
+/* The same for a 3x3 stride-1 undilated filter straight from the unpadded input (no padded
+ * copy): x is ih x iw (channel stride 1), zero padding ph/pw handled in the kernel; y channel
+ * stride 1. Each input vector loaded feeds up to 3 outputs; the 9 filter vectors stay in
+ * registers for a whole output row. */
+void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
 /* Depthwise weight gradient: acc[r][s][c] = sum_{n,p,q} dy[n,p,q,c] * x[n, p*sh + r*dh, q*sw + s*dw, c]
  * (x padded, dy and x channel stride 1); one thread per 16-channel block, fixed order. */
 typedef struct fdnn_dw_wgrad {
@@ -62,6 +67,11 @@ typedef struct fdnn_dw_wgrad {
     float *acc;
 } fdnn_dw_wgrad;
 void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a);
+/* The same for a 3x3 stride-1 undilated filter straight from the unpadded x (ih x iw, zero
+ * padding ph/pw handled in the kernel). The n*p output rows are cut into nchunk fixed chunks;
+ * chunk j's sums go to acc + j*9*c, and the caller adds the chunks in order (so the result does
+ * not depend on the thread count). */
+void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
 
 /* dst[n][hh+2ph][ww+2pw][ch] = src (strides s: N, C, D, H, W) with zero borders */
 void fdnn_nhwc_pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, float *dst);

@@ -245,6 +245,68 @@ void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a)
     }
 }
 
+/* 3x3 stride 1 from the unpadded input: NW outputs from NW+2 input vectors per filter row */
+ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a, const float *const xr[3], int col0, int iw,
+                            const __m512 w[9], float *y, __mmask16 m)
+{
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) acc[i] = _mm512_setzero_ps();
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; r++) {
+        if (!xr[r]) continue;
+#pragma GCC unroll 10
+        for (int j = 0; j < NW + 2; j++) {
+            int col = col0 + j;
+            __m512 xv;
+            if (CHECK && (col < 0 || col >= iw)) continue;
+            xv = _mm512_maskz_loadu_ps(m, xr[r] + (int64_t)col * a->xw);
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; s++) {
+                int i = j - s;
+                if (i >= 0 && i < NW) acc[i] = _mm512_fmadd_ps(xv, w[r * 3 + s], acc[i]);
+            }
+        }
+    }
+    __m512 va = _mm512_set1_ps(a->alpha), vb = _mm512_set1_ps(a->beta);
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * a->yw;
+        __m512 v = _mm512_mul_ps(va, acc[i]);
+        if (a->beta != 0) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), v);
+        _mm512_mask_storeu_ps(yp, m, v);
+    }
+}
+
+void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw)
+{
+    int64_t rows = (int64_t)a->n * a->p;
+    int ncb = (a->c + 15) / 16;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < rows; t++) {
+        int n = (int)(t / a->p), oh = (int)(t % a->p);
+        float *yr = a->y + n * a->yn + oh * a->yh;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 16;
+            __mmask16 m = mask_for(a->c - c0);
+            __m512 w[9];
+            for (int i = 0; i < 9; i++) w[i] = _mm512_maskz_loadu_ps(m, a->wp + (int64_t)i * a->c + c0);
+            const float *xr[3];
+            for (int r = 0; r < 3; r++) {
+                int y = oh - ph + r;
+                xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+            }
+            int ow = 0;
+            for (; ow + 8 <= a->q; ow += 8) {
+                int col0 = ow - pw;
+                if (col0 >= 0 && col0 + 10 <= iw) dw3_tile(8, 0, a, xr, col0, iw, w, yr + ow * a->yw + c0, m);
+                else dw3_tile(8, 1, a, xr, col0, iw, w, yr + ow * a->yw + c0, m);
+            }
+            for (; ow < a->q; ow++) dw3_tile(1, 1, a, xr, ow - pw, iw, w, yr + ow * a->yw + c0, m);
+        }
+    }
+}
+
 static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __mmask16 m, int64_t rows, int64_t xs)
 {
     __m512 acc[9];
@@ -265,6 +327,53 @@ static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __mmask16 m, int64
     }
 #pragma GCC unroll 9
     for (int i = 0; i < 9; i++) _mm512_mask_storeu_ps(a->acc + ((int64_t)(r0 + i / 3) * 3 + i % 3) * a->c + c0, m, acc[i]);
+}
+
+ALWAYS_INLINE void dw3_wg_pos(const int CHECK, const float *const xr[3], int64_t xw, int col, int iw, __m512 yv, __m512 acc[9],
+                              __mmask16 m)
+{
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; r++) {
+        if (!xr[r]) continue;
+#pragma GCC unroll 3
+        for (int s = 0; s < 3; s++) {
+            if (CHECK && (col + s < 0 || col + s >= iw)) continue;
+            acc[r * 3 + s] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xr[r] + (int64_t)(col + s) * xw), yv, acc[r * 3 + s]);
+        }
+    }
+}
+
+void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk)
+{
+    int ncb = (a->c + 15) / 16;
+    int64_t rows = (int64_t)a->n * a->p;
+    int lo = pw, hi = iw - 2 + pw; /* ow in [lo, hi) reads columns ow-pw .. ow-pw+2, all inside */
+    if (hi > a->q) hi = a->q;
+    if (lo > hi) lo = hi;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int ch = 0; ch < nchunk; ch++)
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 16;
+            __mmask16 m = mask_for(a->c - c0);
+            int64_t r0 = rows * ch / nchunk, r1 = rows * (ch + 1) / nchunk;
+            __m512 acc[9];
+            for (int i = 0; i < 9; i++) acc[i] = _mm512_setzero_ps();
+            for (int64_t row = r0; row < r1; row++) {
+                int n = (int)(row / a->p), oh = (int)(row % a->p);
+                const float *xr[3];
+                for (int r = 0; r < 3; r++) {
+                    int y = oh - ph + r;
+                    xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+                }
+                const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                int ow = 0;
+                for (; ow < lo; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
+                for (; ow < hi; ow++) dw3_wg_pos(0, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
+                for (; ow < a->q; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
+            }
+            float *o = a->acc + (int64_t)ch * 9 * a->c + c0;
+            for (int i = 0; i < 9; i++) _mm512_mask_storeu_ps(o + (int64_t)i * a->c, m, acc[i]);
+        }
 }
 
 /* one task per 16-channel block: every dy vector is loaded once and feeds all taps (up to 16

@@ -123,7 +123,8 @@ static void blas_single_thread(void)
     {                                                                                                                  \
         blas_single_thread();                                                                                          \
         /* split the larger of m and n into column/row panels, one per thread */                                       \
-        int nt = (double)m * n * k < 262144.0 ? 1 : fdnn_omp_threads(); /* small: one call, no parallel region */     \
+        /* small, or called from inside a parallel region (images split over threads): one call */                   \
+        int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_omp_threads();                        \
         int split_n = n >= m;                                                                                          \
         int len = split_n ? n : m;                                                                                     \
         int chunk = (len + nt - 1) / nt;                                                                               \
@@ -141,6 +142,15 @@ static void blas_single_thread(void)
         }                                                                                                              \
     }
 
+static int fdnn_in_parallel(void)
+{
+#ifdef FDNN_HAVE_OPENMP
+    return omp_in_parallel();
+#else
+    return 0;
+#endif
+}
+
 static int fdnn_omp_threads(void)
 {
 #ifdef FDNN_HAVE_OPENMP
@@ -152,6 +162,15 @@ static int fdnn_omp_threads(void)
 DEFINE_BLAS_SPLIT(blas_sgemm, float, cblas_sgemm)
 DEFINE_BLAS_SPLIT(blas_dgemm, double, cblas_dgemm)
 #endif
+
+int fdnn_cpu_threads(void)
+{
+#ifdef FDNN_HAVE_OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
 
 void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc)

@@ -109,8 +109,11 @@ static void test_queries(cudnnHandle_t h)
         if (mode == 0 && !th_is_gpu(h))
             TH_CHECK((p[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM && p[1].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) ||
                          (p[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM && p[1].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM &&
+                          p[2].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) ||
+                         /* shapes where GEMM beats the direct kernel (src/cpu/conv_gemm_pref.c) */
+                         (p[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM && p[1].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
                           p[2].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
-                     "CPU heuristic order (IMPLICIT_PRECOMP_GEMM,) GEMM, IMPLICIT_GEMM");
+                     "CPU heuristic order (IMPLICIT_PRECOMP_GEMM,) GEMM, (IMPLICIT_PRECOMP_GEMM,) IMPLICIT_GEMM");
     }
     /* backward data */
     for (int mode = 0; mode < 3; mode++) {

@@ -163,6 +163,10 @@ int main(void)
         { 2, 48, 40, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 9, 11, 0, 0, 1, 1 },
         { 1, 40, 40, 12, 19, 3, 3, 1, 1, 1, 1, 1, 1, 12, 19, 0, 1, 1, 40 },   /* depthwise */
         { 2, 24, 24, 9, 9, 3, 3, 1, 1, 2, 2, 1, 1, 5, 5, 1, 0, 0, 24 },
+        /* depthwise 3x3 stride 1 NHWC with >= 64 output rows: the unpadded-input kernels, the
+         * backward filter's row chunks, a channel remainder, padding 2/0 */
+        { 2, 37, 37, 40, 16, 3, 3, 1, 1, 1, 1, 1, 1, 40, 16, 0, 1, 1, 37 },
+        { 1, 20, 20, 70, 9, 3, 3, 2, 0, 1, 1, 1, 1, 72, 7, 1, 1, 0, 20 },
     };
     static const double ab[][2] = { { 1, 0 }, { 2, 0 }, { 1, 1 }, { 0.5, -2 } };
     for (int dir = 0; dir < 3; dir++) {

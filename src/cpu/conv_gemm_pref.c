@@ -1,0 +1,145 @@
+/* Heuristic-only entries placed at the head of the CPU lists: the im2col+GEMM implementations,
+ * applicable only to the shapes where they beat the direct AVX-512 kernels, so that
+ * cudnnGetConvolution*Algorithm_v7 (and the default pick) reports GEMM first there. Elsewhere
+ * they are not applicable and the lists fall through to the direct kernels, then to the
+ * general GEMM entries (the same algorithms, every shape). FREEDNN_CPU_CONV_GEMM=0 never
+ * prefers GEMM, =1 always does where it applies (for measurements); unset: the rule below. */
+#include "conv_cpu.h"
+#include <stdio.h>
+
+static int prefer_gemm(const fdnn_conv_problem *p)
+{
+    int force = fdnn_env_int("FREEDNN_CPU_CONV_GEMM", -1);
+    if (force >= 0) return force != 0;
+    if (p->xtype != CUDNN_DATA_FLOAT || p->g != 1) return 0;
+    /* NCHW 1x1 stride-1 unpadded: x itself is the column matrix (one OpenBLAS SGEMM per image,
+     * no transposes), where the direct kernel transposes x (and y) through the workspace.
+     * Measured (ms, 2 threads, direct -> GEMM, fwd/bwd-data/bwd-filter): 64->64 56x56 N=1
+     * 0.19/0.20/0.25 -> 0.15/0.15/0.15; 64->256 56x56 N=1 0.67/0.76/0.87 -> 0.58/0.54/0.56;
+     * 2048->512 7x7 N=1 1.63/1.32/2.61 -> 0.60/0.66/0.67; N=8 5.8/5.7/6.9 -> 5.1/5.6/5.7. */
+    if (fdnn_cpu_conv_is_unit(p)) return 1;
+    /* NHWC 1x1 (nhwc_unit): one SGEMM for the batch wins where the output is small per image, where
+     * the direct kernel's one-row register tile reuses each filter vector for few positions.
+     * Measured (ms, 2 threads, direct -> GEMM, fwd/bwd-data/bwd-filter): 2048->512 7x7 N=1
+     * 1.62/1.35/2.60 -> 0.82/0.69/0.81; N=8 5.07/5.22/6.50 -> 4.43/4.17/4.18; 1024->256 14x14
+     * 0.74/0.64/0.98 -> 0.58/0.58/0.59; 512->128 28x28 0.55/0.56/0.61 -> 0.55/0.53/0.54; but at
+     * 56x56 (64->256, 64->64) the direct kernel is 10-40% faster. */
+    if (p->w_nhwc) return (int64_t)p->out[0] * p->out[1] * p->out[2] <= 784;
+    /* NCHW strided 1x1 backward filter: the column matrix is only a subsample of x
+     * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward is a wash
+     * (1.37-1.46 vs 1.42-1.45) and backward data through col2im is 3x slower (3.5-4.4 vs 1.36). */
+    if (p->dir == FDNN_CONV_BWD_FILTER && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 &&
+        p->pad[2] == 0)
+        return 1;
+    /* NCHW small outputs: N*P*Q <= 196 (7x7 at N <= 4), measured on rn50_3x3_512_512_7 N=1:
+     * GEMM 2.06-2.10/1.98-2.48/2.14-2.17 ms vs direct 3.42-3.87/3.28-5.50/2.80-2.94 ms
+     * (fwd/bwd-data/bwd-filter); at N=8 the
+     * direct kernel is faster (about 170 GFLOP/s vs 110 for the per-image GEMMs) */
+    /* (14x14 at N=1, also N*P*Q = 196, stays direct: GEMM was not faster there, backward data
+     * 2.15-2.19 vs 1.83-2.89 ms; at N=4 the 7x7 layer is about even, GEMM slightly ahead) */
+    int64_t pq = (int64_t)p->out[0] * p->out[1] * p->out[2];
+    if (pq <= 64 && p->n * pq <= 196) return 1;
+    return 0;
+}
+
+static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
+{
+    if (!fdnn_cpu_conv_gemm_applicable(p, why, n)) return 0;
+    if (!prefer_gemm(p)) {
+        snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t ws_fwd(const fdnn_conv_problem *p) { return fdnn_conv_fwd__im2col_gemm.workspace(p); }
+static size_t ws_bd(const fdnn_conv_problem *p) { return fdnn_conv_bwd_data__im2col_gemm.workspace(p); }
+static size_t ws_bf(const fdnn_conv_problem *p) { return fdnn_conv_bwd_filter__im2col_gemm.workspace(p); }
+static cudnnStatus_t run_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_conv_fwd__im2col_gemm.run(h, p, a);
+}
+static cudnnStatus_t run_bd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_conv_bwd_data__im2col_gemm.run(h, p, a);
+}
+static cudnnStatus_t run_bf(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    return fdnn_conv_bwd_filter__im2col_gemm.run(h, p, a);
+}
+
+/* NHWC 1x1 stride-1 unpadded, every tensor packed (x, y: N,H,W,C with C innermost; filter
+ * K,1,1,C): the whole batch is one SGEMM, x as an (N*H*W) x C matrix:
+ *   fwd        y  (NHW x K) = x  (NHW x C) * W^T (C x K)
+ *   bwd data   dx (NHW x C) = dy (NHW x K) * W   (K x C)
+ *   bwd filter dW (K x C)   = dy^T (K x NHW) * x (NHW x C)   (one reduction over all images) */
+static int nhwc_packed(const int64_t *s, const int *d, int ch, int n)
+{
+    return s[1] == 1 && (d[2] <= 1 || s[4] == ch) && (d[1] <= 1 || s[3] == (int64_t)d[2] * ch) &&
+           (d[0] <= 1 || s[2] == (int64_t)d[1] * d[2] * ch) && (n <= 1 || s[0] == (int64_t)d[0] * d[1] * d[2] * ch);
+}
+
+static int nhwc_unit(const fdnn_conv_problem *p)
+{
+    if (p->xtype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT || p->g != 1 || !p->w_nhwc || p->x_vect > 1 ||
+        p->y_vect > 1 || p->w_vect > 1)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (p->flt[i] != 1 || p->stride[i] != 1 || p->pad[i] != 0) return 0;
+    if (p->ws[1] != 1 || p->ws[0] != p->c) return 0;
+    int64_t m = (int64_t)p->n * p->in[0] * p->in[1] * p->in[2];
+    if (m > 0x7fffffff) return 0;
+    return nhwc_packed(p->xs, p->in, p->c, p->n) && nhwc_packed(p->ys, p->out, p->k, p->n);
+}
+
+static int nhwc_applicable(const fdnn_conv_problem *p, char *why, size_t n)
+{
+    if (!nhwc_unit(p)) {
+        snprintf(why, n, "NHWC 1x1 GEMM needs FLOAT, groups 1, a 1x1 stride-1 unpadded filter and packed NHWC x/y, KRSC filter");
+        return 0;
+    }
+    if (!prefer_gemm(p)) {
+        snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t ws_zero(const fdnn_conv_problem *p)
+{
+    (void)p;
+    return 0;
+}
+
+static cudnnStatus_t nhwc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    (void)h;
+    int m = p->n * p->in[0] * p->in[1] * p->in[2], C = p->c, K = p->k;
+    float al = (float)a->alpha, be = (float)a->beta;
+    switch (p->dir) {
+    case FDNN_CONV_FWD: fdnn_sgemm(0, 1, m, K, C, al, a->x, C, a->w, C, be, a->out, K); break;
+    case FDNN_CONV_BWD_DATA: fdnn_sgemm(0, 0, m, C, K, al, a->y, K, a->w, C, be, a->out, C); break;
+    case FDNN_CONV_BWD_FILTER: fdnn_sgemm(1, 0, K, C, m, al, a->y, K, a->x, C, be, a->out, C); break;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+const fdnn_conv_impl fdnn_conv_fwd__gemm_nhwc_1x1 = {
+    "conv_fwd__gemm_nhwc_1x1", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1, CUDNN_FMA_MATH, nhwc_applicable, ws_zero, nhwc_run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_data__gemm_nhwc_1x1 = {
+    "conv_bwd_data__gemm_nhwc_1x1", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1, CUDNN_FMA_MATH, nhwc_applicable, ws_zero, nhwc_run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_filter__gemm_nhwc_1x1 = {
+    "conv_bwd_filter__gemm_nhwc_1x1", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1, CUDNN_FMA_MATH, nhwc_applicable, ws_zero, nhwc_run,
+};
+
+const fdnn_conv_impl fdnn_conv_fwd__gemm_pref = {
+    "conv_fwd__im2col_gemm_pref", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1, CUDNN_FMA_MATH, applicable, ws_fwd, run_fwd,
+};
+const fdnn_conv_impl fdnn_conv_bwd_data__gemm_pref = {
+    "conv_bwd_data__im2col_gemm_pref", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1, CUDNN_FMA_MATH, applicable, ws_bd, run_bd,
+};
+const fdnn_conv_impl fdnn_conv_bwd_filter__gemm_pref = {
+    "conv_bwd_filter__im2col_gemm_pref", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1, CUDNN_FMA_MATH, applicable, ws_bf, run_bf,
+};
