@@ -18,15 +18,58 @@ def gmean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
 
 
+DIRS = {"ConvFwdAlgo": "fwd", "ConvBwdDataAlgo": "bwd-data", "ConvBwdFilterAlgo": "bwd-filter"}
+
+
+def layers(path):
+    out = {}
+    for line in open(path):
+        f = line.split("#")[0].split()
+        if len(f) == 11:
+            n, c, h, w, k, r, s, st, pad, g = map(int, f[1:])
+            out[f[0]] = dict(n=n, c=c, h=h, w=w, k=k, r=r, s=s, stride=[st, st], pad=[pad, pad], dilation=[1, 1], groups=g)
+    return out
+
+
+def from_log(path, lay):
+    """FreeDNN's rows from the summary lines of a bench log (when a run was cut short and its JSON,
+    written at the end, is missing)."""
+    rows = []
+    num = lambda key, line: (lambda m: float(m.group(1)) if m else None)(re.search(key + r": ([0-9.]+)", line))
+    for line in open(path, errors="replace"):
+        m = re.match(r"(Conv\w+Algo): (-?\d+) \(\w+\) lib: FreeDNN problem: (\S+)", line)
+        if not m or m.group(3) not in lay:
+            continue
+        r = dict(lay[m.group(3)], problem=m.group(3), dir=DIRS[m.group(1)], algo=int(m.group(2)), lib="FreeDNN")
+        st = re.search(r"Status: (\w+)", line)
+        r["status"] = st.group(1) if st else "SUCCESS"
+        r["host_us"] = num("HostTime/call", line)
+        r["loop_ms"] = num("LoopTime/call", line)
+        r["graph_ms"] = num("GraphTime/call", line)
+        r["theirs_loop_ms"] = num("TheirLoop", line)
+        r["theirs_graph_ms"] = num("TheirGraph", line)
+        r["theirs_host_us"] = num("TheirHost", line)
+        v = re.search(r"MaxError: \S+ \(tolerance \S+, (\w+)(?:, (\d+) sampled points)?\)", line)
+        r["verified"] = v.group(1) if v else "no"
+        r["verify_points"] = int(v.group(2)) if v and v.group(2) else 0
+        rows.append(r)
+    return rows
+
+
 def load(d):
     rows = {}
+    here = os.path.dirname(os.path.abspath(__file__))
+    lay = layers(os.path.join(here, "..", "bench", "layers_gpu.txt"))
     for t in TYPES:
         p = os.path.join(d, "perf-%s.json" % t)
-        if os.path.exists(p):
+        if os.path.exists(p) and os.path.getsize(p) > 0:
             try:
                 rows[t] = [r for r in json.load(open(p)) if r["lib"] == "FreeDNN"]
             except ValueError as e:
                 print("<!-- %s: unreadable (%s) -->" % (p, e))
+        elif os.path.exists(os.path.join(d, "perf-%s.log" % t)):
+            rows[t] = from_log(os.path.join(d, "perf-%s.log" % t), lay)
+            print("<!-- %s: from the summary lines of perf-%s.log (the run stopped before writing its JSON) -->" % (t, t))
     peak = {}
     p = os.path.join(d, "gemm_peak.txt")
     if os.path.exists(p):
