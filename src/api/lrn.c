@@ -1,9 +1,13 @@
 /* LRN descriptor, cross-channel LRN and divisive normalisation on the CPU and CUDA (src/cuda/ops_lrn.cu) backends.
  * LRN (cuDNN's documented formula): y = x / (k + alpha/n * sum_{window over C} x^2)^beta with
  * a window of lrnN channels, lookBehind = (lrnN-1)/2, lookAhead = lrnN-1-lookBehind.
- * Divisive normalisation (PRECOMPUTED_MEANS): u = x - means (means NULL = 0),
- * y = u / (k + alpha/n^d * sum_{n^d spatial window} u^2)^beta with the same centring along
- * each of the d = 2 (4-D) or 3 (5-D) spatial dims, separately per image and channel.
+ * Divisive normalisation (PRECOMPUTED_MEANS) is NVIDIA's formula as measured on an H200 against
+ * cuDNN 9.19 with tests/compat/ops_compat.c: per image and channel, with W(i) the lrnN^d window
+ * (d = 2 for 4-D, 3 for 5-D; same centring on each spatial dim; out-of-range positions skipped)
+ *   y_i = x_i / (k + alpha/n^d * sum_{j in W(i)} (x_j - m_i)^2)^beta
+ * i.e. the numerator is x itself (not x - means) and the centre element's mean m_i is subtracted
+ * for every j of the window (means NULL = 0). The backward returns the exact derivatives of
+ * that forward, dx = d(sum dy*y)/dx and dMeans = d(sum dy*y)/dmeans (as NVIDIA's does).
  * temp/temp2 must be given (cuDNN requires them); only the CUDA backward uses them, as scratch. */
 #include <stdlib.h>
 #include "../core/fdnn.h"
@@ -149,7 +153,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelForward(cudnnHandle_t 
     }
     fdnn_norm_geom g = lrn_geom(normDesc, xDesc);
     double *px = fdnn_ops_gather(xDesc, x), *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
-    if (!px || !py || fdnn_norm_fwd(&g, px, py) != 0) { free(px); free(py); return oom(); }
+    if (!px || !py || fdnn_norm_fwd(&g, px, NULL, py) != 0) { free(px); free(py); return oom(); }
     fdnn_ops_blend(yDesc, y, py, a, b);
     free(px);
     free(py);
@@ -196,25 +200,12 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t
     /* the gradient is formed from x (y is implied by x and not needed) */
     double *px = fdnn_ops_gather(xDesc, x), *pdy = fdnn_ops_gather(dyDesc, dy);
     double *pdx = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
-    if (!px || !pdy || !pdx || fdnn_norm_bwd(&g, px, pdy, pdx) != 0) { free(px); free(pdy); free(pdx); return oom(); }
+    if (!px || !pdy || !pdx || fdnn_norm_bwd(&g, px, NULL, pdy, pdx, NULL) != 0) { free(px); free(pdy); free(pdx); return oom(); }
     fdnn_ops_blend(dxDesc, dx, pdx, a, b);
     free(px);
     free(pdy);
     free(pdx);
     return CUDNN_STATUS_SUCCESS;
-}
-
-/* u = x - means in packed order (means share xDesc; NULL means zero). */
-static double *centred(const fdnn_tensor *xd, const void *x, const void *means)
-{
-    double *u = fdnn_ops_gather(xd, x);
-    if (!u || !means) return u;
-    double *m = fdnn_ops_gather(xd, means);
-    if (!m) { free(u); return NULL; }
-    int64_t n = fdnn_tensor_elems(xd);
-    for (int64_t i = 0; i < n; i++) u[i] -= m[i];
-    free(m);
-    return u;
 }
 
 /* api: cpu cuda */
@@ -247,10 +238,12 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationForward(cudnnHan
 #endif
     }
     fdnn_norm_geom g = divnorm_geom(normDesc, xDesc);
-    double *u = centred(xDesc, x, means), *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
-    if (!u || !py || fdnn_norm_fwd(&g, u, py) != 0) { free(u); free(py); return oom(); }
+    double *px = fdnn_ops_gather(xDesc, x), *pm = means ? fdnn_ops_gather(xDesc, means) : NULL;
+    double *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
+    if (!px || (means && !pm) || !py || fdnn_norm_fwd(&g, px, pm, py) != 0) { free(px); free(pm); free(py); return oom(); }
     fdnn_ops_blend(yDesc, y, py, a, b);
-    free(u);
+    free(px);
+    free(pm);
     free(py);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -288,15 +281,18 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationBackward(cudnnHa
     }
     fdnn_norm_geom g = divnorm_geom(normDesc, xDesc);
     int64_t n = fdnn_tensor_elems(xDesc);
-    double *u = centred(xDesc, x, means), *pdy = fdnn_ops_gather(xDesc, dy), *pdx = malloc(sizeof(double) * (size_t)n);
-    if (!u || !pdy || !pdx || fdnn_norm_bwd(&g, u, pdy, pdx) != 0) { free(u); free(pdy); free(pdx); return oom(); }
-    fdnn_ops_blend(dXdMeansDesc, dx, pdx, a, b);
-    if (dMeans) { /* d/dmeans = -d/dx */
-        for (int64_t i = 0; i < n; i++) pdx[i] = -pdx[i];
-        fdnn_ops_blend(dXdMeansDesc, dMeans, pdx, a, b);
+    double *px = fdnn_ops_gather(xDesc, x), *pm = means ? fdnn_ops_gather(xDesc, means) : NULL, *pdy = fdnn_ops_gather(xDesc, dy);
+    double *pdx = malloc(sizeof(double) * (size_t)n), *pdm = dMeans ? malloc(sizeof(double) * (size_t)n) : NULL;
+    if (!px || (means && !pm) || !pdy || !pdx || (dMeans && !pdm) || fdnn_norm_bwd(&g, px, pm, pdy, pdx, pdm) != 0) {
+        free(px); free(pm); free(pdy); free(pdx); free(pdm);
+        return oom();
     }
-    free(u);
+    fdnn_ops_blend(dXdMeansDesc, dx, pdx, a, b);
+    if (dMeans) fdnn_ops_blend(dXdMeansDesc, dMeans, pdm, a, b);
+    free(px);
+    free(pm);
     free(pdy);
     free(pdx);
+    free(pdm);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -62,7 +62,7 @@ cudnnStatus_t fdnn_cuda_reduce_tensor(cudnnHandle_t h, int op, int propagate_nan
                                       const struct cudnnTensorStruct *a, const void *A, double beta, const struct cudnnTensorStruct *c,
                                       void *C);
 /* LRN (divnorm == 0: window over C) or divisive normalisation (window over the spatial dims);
- * means may be NULL (zero). Backward writes dx and, when dMeans != NULL, dMeans = -dx-term;
+ * means may be NULL (zero; formula in ops_lrn.cu). Backward writes dx and, when dMeans != NULL, dMeans;
  * temp/temp2 (xDesc-sized device buffers, divisive normalisation) give it a two-pass path;
  * NULL falls back to recomputing neighbours' window sums. */
 cudnnStatus_t fdnn_cuda_norm_fwd(cudnnHandle_t h, const struct cudnnLRNStruct *d, int divnorm, double alpha,

@@ -1,13 +1,15 @@
 /* Cross-channel LRN and divisive normalisation on the GPU, with the CPU backend's formulas
  * (src/cpu/ops_lrn.h): tensors are viewed as [outer][a0][a1][a2][inner] in logical order,
- *   s = k + alpha/wsize * sum_window u^2,  y = u * s^-beta,
- *   du = dy*s^-beta - 2*beta*alpha/wsize * u * sum_{j: window(j) holds i} dy_j*u_j*s_j^(-beta-1),
- * u = x - means (means optional). One thread per element, windows summed directly. Backward
- * of LRN (no scratch given) recomputes s_j of each neighbour (cost ~ lrnN^2 per element);
- * divisive normalisation, whose caller passes temp/temp2, runs two passes: t_j into the
- * scratch, then the reversed-window sum. Every output is written by one thread, sums run in
- * the CPU's order (deterministic). Computed in double (the scratch holds float for 16-bit
- * types, split over temp/temp2, and the element type otherwise). */
+ * m = means (NULL = 0; NVIDIA's divisive normalisation as measured on an H200, cuDNN 9.19),
+ *   D_i = k + sc * sum_{j in W(i)} (x_j - m_i)^2,  y_i = x_i * D_i^-beta,  t_i = dy_i*x_i*D_i^(-beta-1),
+ *   dx_p = dy_p*D_p^-beta - 2*beta*sc * sum_{i: W(i) holds p} t_i*(x_p - m_i),
+ *   dm_i = 2*beta*sc * t_i * sum_{j in W(i)} (x_j - m_i).
+ * One thread per element, windows summed directly. Backward of LRN (no scratch given)
+ * recomputes D_i of each neighbour (cost ~ lrnN^2 per element); divisive normalisation, whose
+ * caller passes temp/temp2, runs two passes: t_i into the scratch, then the reversed-window
+ * sums. Every output is written by one thread, sums run in the CPU's order (deterministic).
+ * Computed in double (the scratch holds float for 16-bit types, split over temp/temp2, and
+ * the element type otherwise). */
 #include <math.h>
 #include "ops_dev.cuh"
 
@@ -26,12 +28,8 @@ struct NIn {
     const void *X, *M, *DY;
 };
 
-__device__ __forceinline__ double u_at(const NIn &in, long long p)
-{
-    double u = ldv(in.X, in.tx.dtype, off_lin(in.tx, p));
-    if (in.M) u -= ldv(in.M, in.tm.dtype, off_lin(in.tm, p));
-    return u;
-}
+__device__ __forceinline__ double x_at(const NIn &in, long long p) { return ldv(in.X, in.tx.dtype, off_lin(in.tx, p)); }
+__device__ __forceinline__ double m_at(const NIn &in, long long p) { return in.M ? ldv(in.M, in.tm.dtype, off_lin(in.tm, p)) : 0.0; }
 
 /* Decompose p into (base, i0, i1, i2, q) with p = (((base + i0)*A1 + i1)*A2 + i2)*inner + q. */
 __device__ __forceinline__ void split(const NGeom &g, long long p, long long &base, int *i, long long &q)
@@ -49,13 +47,14 @@ __device__ __forceinline__ long long join(const NGeom &g, long long base, int a,
     return (((base + a) * g.ax[1] + b) * g.ax[2] + c) * g.inner + q;
 }
 
-/* s = k + sc * sum of u^2 over the forward window of p. */
-__device__ double s_at(const NGeom &g, const NIn &in, long long p)
+/* D = k + sc * sum of (x_j - m_p)^2 over the forward window of p; *s1 (if given) = sum of (x_j - m_p). */
+__device__ double s_at(const NGeom &g, const NIn &in, long long p, double *s1 = NULL)
 {
     long long base, q;
     int i[3];
     split(g, p, base, i, q);
-    double s = 0.0;
+    const double mp = m_at(in, p);
+    double s = 0.0, l = 0.0;
     int b0[3], b1[3];
     for (int k = 0; k < 3; k++) {
         b0[k] = max(i[k] + g.lo[k], 0);
@@ -64,20 +63,35 @@ __device__ double s_at(const NGeom &g, const NIn &in, long long p)
     for (int a = b0[0]; a <= b1[0]; a++) {
         for (int b = b0[1]; b <= b1[1]; b++) {
             for (int c = b0[2]; c <= b1[2]; c++) {
-                const double u = u_at(in, join(g, base, a, b, c, q));
+                const double u = x_at(in, join(g, base, a, b, c, q)) - mp;
+                l += u;
                 s += u * u;
             }
         }
     }
+    if (s1) *s1 = l;
     return g.k + g.sc * s;
 }
 
 __global__ void norm_fwd(NGeom g, NIn in, TV ty, void *Y, double alpha, double beta)
 {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < g.n; p += (long long)gridDim.x * blockDim.x) {
-        const double r = u_at(in, p) * pow(s_at(g, in, p), -g.beta);
+        const double r = x_at(in, p) * pow(s_at(g, in, p), -g.beta);
         blendv(Y, ty.dtype, off_lin(ty, p), r, alpha, beta);
     }
+}
+
+/* dx_p from the reversed-window sums t = sum t_i and tm = sum t_i*m_i, and dm_p from p's own window. */
+__device__ void finish_bwd(const NGeom &g, const NIn &in, long long p, double t, double tm, const TV &tdx, void *DX, void *DM, double alpha,
+                           double beta)
+{
+    const double x = x_at(in, p), dy = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p));
+    double s1 = 0.0;
+    const double D = s_at(g, in, p, &s1), f = 2.0 * g.beta * g.sc;
+    const double dx = dy * pow(D, -g.beta) - (in.M ? f * (x * t - tm) : f * x * t);
+    const long long o = off_lin(tdx, p);
+    blendv(DX, tdx.dtype, o, dx, alpha, beta);
+    if (DM) blendv(DM, tdx.dtype, o, f * dy * x * pow(D, -g.beta - 1.0) * s1, alpha, beta);
 }
 
 __global__ void norm_bwd(NGeom g, NIn in, TV tdx, void *DX, void *DM, double alpha, double beta)
@@ -87,7 +101,7 @@ __global__ void norm_bwd(NGeom g, NIn in, TV tdx, void *DX, void *DM, double alp
         int i[3];
         split(g, p, base, i, q);
         /* j's forward window holds p  <=>  j in [p - hi, p - lo] per axis */
-        double t = 0.0;
+        double t = 0.0, tm = 0.0;
         int b0[3], b1[3];
         for (int k = 0; k < 3; k++) {
             b0[k] = max(i[k] - g.hi[k], 0);
@@ -97,15 +111,13 @@ __global__ void norm_bwd(NGeom g, NIn in, TV tdx, void *DX, void *DM, double alp
             for (int b = b0[1]; b <= b1[1]; b++) {
                 for (int c = b0[2]; c <= b1[2]; c++) {
                     const long long j = join(g, base, a, b, c, q);
-                    t += ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, j)) * u_at(in, j) * pow(s_at(g, in, j), -g.beta - 1.0);
+                    const double tj = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, j)) * x_at(in, j) * pow(s_at(g, in, j), -g.beta - 1.0);
+                    t += tj;
+                    if (in.M) tm += tj * m_at(in, j);
                 }
             }
         }
-        const double u = u_at(in, p), dy = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p));
-        const double du = dy * pow(s_at(g, in, p), -g.beta) - 2.0 * g.beta * g.sc * u * t;
-        const long long o = off_lin(tdx, p);
-        blendv(DX, tdx.dtype, o, du, alpha, beta);
-        if (DM) blendv(DM, tdx.dtype, o, -du, alpha, beta);
+        finish_bwd(g, in, p, t, tm, tdx, DX, DM, alpha, beta);
     }
 }
 
@@ -129,16 +141,16 @@ __device__ __forceinline__ double tmp_ld(const void *T1, const void *T2, int dt,
     return __uint_as_float(((unsigned)((const unsigned short *)T1)[p] << 16) | ((const unsigned short *)T2)[p]);
 }
 
-/* Pass 1: t_j = dy_j * u_j * s_j^(-beta-1) into the scratch. */
+/* Pass 1: t_j = dy_j * x_j * D_j^(-beta-1) into the scratch. */
 __global__ void norm_bwd_t(NGeom g, NIn in, void *T1, void *T2)
 {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < g.n; p += (long long)gridDim.x * blockDim.x) {
-        const double t = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p)) * u_at(in, p) * pow(s_at(g, in, p), -g.beta - 1.0);
+        const double t = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p)) * x_at(in, p) * pow(s_at(g, in, p), -g.beta - 1.0);
         tmp_st(T1, T2, in.tx.dtype, p, t);
     }
 }
 
-/* Pass 2: du = dy*s^-beta - 2*beta*sc*u * (reversed-window sum of t). */
+/* Pass 2: dx (reversed-window sums of t and t*m) and dm. */
 __global__ void norm_bwd_du(NGeom g, NIn in, const void *T1, const void *T2, TV tdx, void *DX, void *DM, double alpha, double beta)
 {
     for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < g.n; p += (long long)gridDim.x * blockDim.x) {
@@ -149,15 +161,16 @@ __global__ void norm_bwd_du(NGeom g, NIn in, const void *T1, const void *T2, TV 
             b0[k] = max(i[k] - g.hi[k], 0);
             b1[k] = min(i[k] - g.lo[k], g.ax[k] - 1);
         }
-        double t = 0.0;
+        double t = 0.0, tm = 0.0;
         for (int a = b0[0]; a <= b1[0]; a++)
             for (int b = b0[1]; b <= b1[1]; b++)
-                for (int c = b0[2]; c <= b1[2]; c++) t += tmp_ld(T1, T2, in.tx.dtype, join(g, base, a, b, c, q));
-        const double u = u_at(in, p), dy = ldv(in.DY, in.tdy.dtype, off_lin(in.tdy, p));
-        const double du = dy * pow(s_at(g, in, p), -g.beta) - 2.0 * g.beta * g.sc * u * t;
-        const long long o = off_lin(tdx, p);
-        blendv(DX, tdx.dtype, o, du, alpha, beta);
-        if (DM) blendv(DM, tdx.dtype, o, -du, alpha, beta);
+                for (int c = b0[2]; c <= b1[2]; c++) {
+                    const long long j = join(g, base, a, b, c, q);
+                    const double tj = tmp_ld(T1, T2, in.tx.dtype, j);
+                    t += tj;
+                    if (in.M) tm += tj * m_at(in, j);
+                }
+        finish_bwd(g, in, p, t, tm, tdx, DX, DM, alpha, beta);
     }
 }
 

@@ -228,18 +228,18 @@ void ref_divnorm_fwd(int ns, int64_t planes, const int *sp, unsigned n, double a
         for (int d = 0; d < D; d++)
             for (int h = 0; h < H; h++)
                 for (int w = 0; w < W; w++) {
-                    double sum = 0;
+                    int64_t o = p * psz + ((int64_t)d * H + h) * W + w;
+                    double mo = m ? m[o] : 0.0, sum = 0;
                     int d0 = ns == 3 ? d - behind : d, d1 = ns == 3 ? d + ahead : d;
                     for (int dd = d0; dd <= d1; dd++)
                         for (int hh = h - behind; hh <= h + ahead; hh++)
                             for (int ww = w - behind; ww <= w + ahead; ww++) {
                                 if (dd < 0 || dd >= D || hh < 0 || hh >= H || ww < 0 || ww >= W) continue;
                                 int64_t q = p * psz + ((int64_t)dd * H + hh) * W + ww;
-                                double u = x[q] - (m ? m[q] : 0.0);
+                                double u = x[q] - mo; /* the centre's mean, for every window element */
                                 sum += u * u;
                             }
-                    int64_t o = p * psz + ((int64_t)d * H + h) * W + w;
-                    y[o] = (x[o] - (m ? m[o] : 0.0)) / pow(k + alpha / wsz * sum, beta);
+                    y[o] = x[o] / pow(k + alpha / wsz * sum, beta);
                 }
 }
 

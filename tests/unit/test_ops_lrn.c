@@ -5,7 +5,7 @@
 #include "test_ops_util.h"
 #include "ops_ref.h"
 
-typedef struct { int div, nd; const int *dim; unsigned n; double a, b, k; const double *m, *dy; double *tmp; int64_t cnt; } ln_ctx;
+typedef struct { int div, nd; const int *dim; unsigned n; double a, b, k; const double *m, *dy; double *tmp; int64_t cnt; double *x; } ln_ctx;
 static void ln_fwd(const ln_ctx *c, const double *x, double *y)
 {
     int64_t S = 1;
@@ -19,6 +19,17 @@ static double ln_loss(void *p, const double *x)
     ln_fwd(c, x, c->tmp);
     double s = 0;
     for (int64_t i = 0; i < c->cnt; i++) s += c->dy[i] * c->tmp[i];
+    return s;
+}
+
+/* the same loss as a function of the means (x fixed) */
+static double ln_loss_m(void *p, const double *m)
+{
+    ln_ctx *c = p;
+    const double *keep = c->m;
+    c->m = m;
+    double s = ln_loss(p, c->x);
+    c->m = keep;
     return s;
 }
 
@@ -57,7 +68,7 @@ static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int div, int iter)
     tt_fill(h, &M, m, 0);
     tt_fill(h, &Y, y0, 7);
     tt_fill(h, &DY, dy, 0);
-    ln_ctx c = {div, nd, dim, n, la, lb, lk, use_means ? m : NULL, dy, tmp, cnt};
+    ln_ctx c = {div, nd, dim, n, la, lb, lk, use_means ? m : NULL, dy, tmp, cnt, x};
     scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
     if (div) TH_OK(cudnnDivisiveNormalizationForward(h, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &sa, X.d, X.dev, use_means ? M.dev : NULL, T1.dev, T2.dev, &sb, Y.d, Y.dev));
     else TH_OK(cudnnLRNCrossChannelForward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
@@ -89,8 +100,13 @@ static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int div, int iter)
     th_compare(what, got, want, (size_t)cnt, tol);
     if (div) {
         tt_read(h, &DM, gdm);
-        for (int64_t i = 0; i < cnt; i++) want[i] = -alpha * fd[i] + (beta != 0 ? beta * dx0[i] : 0);
-        snprintf(what, sizeof what, "DivisiveNormalization dMeans %s %dD", th_dtype_name(dt), nd);
+        /* dMeans vs central differences in the means (at zero when means is NULL) */
+        double *mv = dalloc(cnt);
+        for (int64_t i = 0; i < cnt; i++) mv[i] = use_means ? m[i] : 0.0;
+        fd_grad(cnt, mv, ln_loss_m, &c, 1e-6, fd);
+        free(mv);
+        for (int64_t i = 0; i < cnt; i++) want[i] = alpha * fd[i] + (beta != 0 ? beta * dx0[i] : 0);
+        snprintf(what, sizeof what, "DivisiveNormalization dMeans vs finite differences %s %dD n=%u means=%d", th_dtype_name(dt), nd, n, use_means);
         th_compare(what, gdm, want, (size_t)cnt, tol);
     }
     free(x); free(m); free(y0); free(got); free(want); free(dy); free(dx0); free(fd); free(tmp); free(gdm);
