@@ -3,9 +3,17 @@
  * channels-last HALF / BFLOAT16 problems. Which problems it takes:
  * fdnn_cuda_conv_bwd_filter_mma_applicable (shape/layout) plus the dtype, math-type and
  * compute-capability checks of the list (conv_list_cuda.c). The workspace (float partial sums of
- * the splits) is a function of the problem only: fdnn_cuda_conv_bwd_filter_mma_workspace. */
+ * the splits) is a function of the problem only: fdnn_cuda_conv_bwd_filter_mma_workspace.
+ * C % 8 != 0 (the kernel copies 8 channels at a time): run() copies x to workspace with the
+ * channels padded by zeros to Cp = round_up(C, 8) (conv_chpad.cuh), runs the kernel on the padded
+ * problem into a padded dw buffer [K][R][S][Cp] of the filter type in workspace (when beta != 0
+ * it first holds dw padded, so the kernel's epilogue applies alpha/beta with its one rounding as
+ * on the unpadded path), then copies the first C channels of each (k, r, s) to dw (exact).
+ * Workspace then = padded x + padded dw (each rounded to 256 bytes) + the kernel's split
+ * workspace of the padded problem. */
 #include <stdarg.h>
 #include "conv_bwd_filter_mma.cuh"
+#include "conv_chpad.cuh"
 #include "conv_cuda.h"
 #include "cuda_internal.h"
 
@@ -57,25 +65,67 @@ extern "C" int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem 
         return say(why, why_n, "the mma implicit GEMM handles same-type HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     if (!p->w_nhwc) return say(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
-    if (p->c % 8 || p->k % 8)
-        return say(why, why_n, "the mma implicit GEMM copies 8 channels at a time: C=%d and K=%d must be multiples of 8", p->c, p->k);
+    if (p->k % 8)
+        return say(why, why_n, "the mma implicit GEMM copies 8 channels at a time: K=%d must be a multiple of 8 (C is padded to 8 through the workspace)",
+                   p->k);
     if (!packed_cl(p->xs, p->n, p->c, p->in)) return say(why, why_n, "x must be densely packed NHWC");
     if (!packed_cl(p->ys, p->n, p->k, p->out)) return say(why, why_n, "dy must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
-    const long long npq = (long long)p->n * p->out[1] * p->out[2], rsc = (long long)p->flt[1] * p->flt[2] * p->c;
+    const long long npq = (long long)p->n * p->out[1] * p->out[2];
+    const long long rsc = (long long)p->flt[1] * p->flt[2] * fdnn_chpad::padded_c(p->c); /* R*S*Cp when C is padded */
     if (npq >= lim || rsc >= lim || (long long)p->k >= 65535LL * 64)
         return say(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", npq, rsc, p->k);
     return 1;
 }
 
+/* the split workspace of the kernel for a problem with C % 8 == 0 */
+static size_t kernel_workspace(const fdnn_conv_problem *p) { return fdnn_bwdf::bwdf_workspace_bytes(plan_of(p), p->k, gemm_rsc(p)); }
+
 extern "C" size_t fdnn_cuda_conv_bwd_filter_mma_workspace(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, NULL, 0)) return 0;
-    return fdnn_bwdf::bwdf_workspace_bytes(plan_of(p), p->k, gemm_rsc(p));
+    if (p->c % 8 == 0) return kernel_workspace(p);
+    const int cp = fdnn_chpad::padded_c(p->c);
+    const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
+    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp) +
+           kernel_workspace(&q);
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    if (p->c % 8) {
+        const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+        if (cs && cs->cc < 80)
+            return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,
+                             "conv_bwd_filter__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)", cs->cc / 10,
+                             cs->cc % 10);
+        const size_t need = fdnn_cuda_conv_bwd_filter_mma_workspace(p);
+        const int cp = fdnn_chpad::padded_c(p->c);
+        if (!a->workspace || a->workspace_size < need)
+            return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM,
+                             "conv_bwd_filter__implicit_gemm_mma needs %zu bytes of workspace for C=%d padded to %d channels (got %zu)", need,
+                             p->c, cp, a->workspace_size);
+        /* the kernel reads dy in place and x / dw from the workspace: the direct kernel on the
+         * original problem when dy or the workspace is not 16-byte aligned */
+        if (!aligned16(a->y) || !aligned16(a->workspace)) return fdnn_cuda_conv_direct_run(h, p, a);
+        const long long xr = fdnn_chpad::x_rows(p), wr = fdnn_chpad::w_rows(p);
+        const size_t xb = fdnn_chpad::padded_bytes(xr, cp), wb = fdnn_chpad::padded_bytes(wr, cp);
+        void *xp = a->workspace;
+        void *dwp = (char *)a->workspace + xb;
+        cudaStream_t st = fdnn_cuda_stream(h);
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st), "conv_bwd_filter__implicit_gemm_mma: padding x"));
+        /* beta != 0: the epilogue reads the old dw from the padded buffer (beta == 0 reads nothing) */
+        if (a->beta != 0.0)
+            FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->out, dwp, wr, p->c, cp, st), "conv_bwd_filter__implicit_gemm_mma: padding dw"));
+        const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
+        fdnn_conv_args b = *a;
+        b.x = xp;
+        b.out = dwp;
+        b.workspace = (char *)a->workspace + xb + wb;
+        b.workspace_size = a->workspace_size - xb - wb;
+        FDNN_CHECK(fdnn_cuda_conv_bwd_filter_mma_run(h, &q, &b)); /* C % 8 == 0 now: the plain path */
+        return fdnn_cuda_check(fdnn_chpad::unpad_channels(dwp, a->out, wr, p->c, cp, st), "conv_bwd_filter__implicit_gemm_mma: copying dw back");
+    }
     const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
     if (cs && cs->cc < 80)
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,

@@ -24,21 +24,24 @@ cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_probl
  * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */
 cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Tensor-core implicit GEMM with mma.sync/ldmatrix/cp.async (conv_fwd_mma.cu), forward, for
- * packed NHWC x/y, KRSC filter, groups 1, same-type HALF/BFLOAT16, C % 8 == 0 and K % 8 == 0,
+ * packed NHWC x/y, KRSC filter, groups 1, same-type HALF/BFLOAT16, K % 8 == 0,
  * 2-D (or 3-D with D = T = 1). applicable() checks the shape and layout (the list adds math type
  * and compute capability 8.0+); run() falls back to the WMMA kernel for tensors that are not
- * 16-byte aligned. */
+ * 16-byte aligned. C % 8 != 0: x and w are copied to workspace() bytes with C padded to a
+ * multiple of 8 (0 bytes when C % 8 == 0). */
 int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p);
 int fdnn_cuda_conv_fwd_mma_aligned(const fdnn_conv_args *a);
-/* applicable() and not FMA math and the current device is 8.0+ (for callers outside the list) */
+/* applicable() and C % 8 == 0 (no workspace) and not FMA math and the current device is 8.0+
+ * (for callers outside the list) */
 int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p);
 /* Compute-capability major of the current device (queried once per device; conv_list_cuda.c);
  * *dev gets the device index. 0 on error. */
 int fdnn_cuda_device_cc_major(int *dev);
 cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Tensor-core implicit GEMM backward filter with mma.sync/ldmatrix.trans/cp.async
- * (conv_bwd_filter_mma.cu): packed NHWC x/dy, KRSC dw, groups 1, same-type HALF/BFLOAT16, C % 8 == 0
- * and K % 8 == 0, 2-D (or 3-D with D = T = 1). The N*P*Q reduction is split over blocks by a rule
+ * (conv_bwd_filter_mma.cu): packed NHWC x/dy, KRSC dw, groups 1, same-type HALF/BFLOAT16,
+ * K % 8 == 0, 2-D (or 3-D with D = T = 1); C % 8 != 0 pads x and dw through the workspace. The N*P*Q reduction is split over blocks by a rule
  * of the problem alone; the float partial sums of the splits need workspace() bytes (0 with one
  * split) and are summed in fixed order (deterministic). applicable() checks shape and layout (the
  * list adds math type and compute capability 8.0+); run() falls back to the direct kernel for

@@ -2,9 +2,14 @@
  * cores, cp.async pipeline) for dense channels-last HALF / BFLOAT16 problems, and the helper the
  * backward-data-as-forward path (conv_gemm_cublas.cu) uses to run its forward view on it.
  * Which problems it takes: fdnn_cuda_conv_fwd_mma_applicable (shape/layout) plus the dtype,
- * math-type and compute-capability checks of the list (conv_list_cuda.c). */
+ * math-type and compute-capability checks of the list (conv_list_cuda.c).
+ * C % 8 != 0 (the kernel copies 8 channels at a time): run() first copies x and the filter to
+ * workspace with the channels padded by zeros to Cp = round_up(C, 8) (conv_chpad.cuh) and runs
+ * the kernel on that padded problem; workspace() = the padded x + the padded filter (each
+ * rounded to 256 bytes), 0 when C % 8 == 0. */
 #include <stdarg.h>
 #include "conv_fwd_mma.cuh"
+#include "conv_chpad.cuh"
 #include "conv_cuda.h"
 #include "cuda_internal.h"
 
@@ -80,20 +85,30 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
         return say(why, why_n, "the mma implicit GEMM handles same-type HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     if (!p->w_nhwc) return say(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
-    if (p->c % 8 || p->k % 8)
-        return say(why, why_n, "the mma implicit GEMM copies 8 channels at a time: C=%d and K=%d must be multiples of 8", p->c, p->k);
+    if (p->k % 8)
+        return say(why, why_n, "the mma implicit GEMM writes 8 output channels at a time: K=%d must be a multiple of 8 (C is padded to 8 through the workspace)",
+                   p->k);
     if (!packed_cl(p->xs, p->n, p->c, p->in)) return say(why, why_n, "x must be densely packed NHWC");
     if (!packed_cl(p->ys, p->n, p->k, p->out)) return say(why, why_n, "y must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
-    const long long m = (long long)p->n * p->out[1] * p->out[2], kg = (long long)p->flt[1] * p->flt[2] * p->c;
+    const long long m = (long long)p->n * p->out[1] * p->out[2];
+    const long long kg = (long long)p->flt[1] * p->flt[2] * fdnn_chpad::padded_c(p->c); /* R*S*Cp when C is padded */
     if (m >= lim || kg >= lim || (long long)p->k >= 65535LL * 64)
         return say(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", m, kg, p->k);
     return 1;
 }
 
+extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
+{
+    if (p->c % 8 == 0 || !fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
+    const int cp = fdnn_chpad::padded_c(p->c);
+    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp);
+}
+
 extern "C" int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p)
 {
-    if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0) || p->math_type == CUDNN_FMA_MATH) return 0;
+    /* callers outside the list provide no padding workspace: C % 8 == 0 only */
+    if (p->c % 8 || !fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0) || p->math_type == CUDNN_FMA_MATH) return 0;
     int dev = 0;
     return fdnn_cuda_device_cc_major(&dev) >= 8;
 }
@@ -109,6 +124,29 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
     if (cs && cs->cc < 80)
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "conv_fwd__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)",
                          cs->cc / 10, cs->cc % 10);
+    const size_t need = fdnn_cuda_conv_fwd_mma_workspace(p);
+    if (need && (!a->workspace || a->workspace_size < need))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_fwd__implicit_gemm_mma needs %zu bytes of workspace for C=%d padded to %d channels (got %zu)",
+                         need, p->c, fdnn_chpad::padded_c(p->c), a->workspace_size);
+    if (need) {
+        /* C % 8 != 0: the kernel runs on x and w copied to workspace with Cp channels; only y and
+         * the workspace must be 16-byte aligned (else the WMMA kernel on the original problem) */
+        if (!aligned16(a->out) || !aligned16(a->workspace)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
+        const int cp = fdnn_chpad::padded_c(p->c);
+        const long long xr = fdnn_chpad::x_rows(p), wr = fdnn_chpad::w_rows(p);
+        void *xp = a->workspace;
+        void *wp = (char *)a->workspace + fdnn_chpad::padded_bytes(xr, cp);
+        cudaStream_t st = fdnn_cuda_stream(h);
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st), "conv_fwd__implicit_gemm_mma: padding x"));
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->w, wp, wr, p->c, cp, st), "conv_fwd__implicit_gemm_mma: padding w"));
+        const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
+        fdnn_conv_args b = *a;
+        b.x = xp;
+        b.w = wp;
+        b.workspace = NULL;
+        b.workspace_size = 0;
+        return fdnn_cuda_conv_fwd_mma_run(h, &q, &b); /* C % 8 == 0 now: the plain path */
+    }
     /* 16-byte copies need 16-byte aligned tensors; the WMMA kernel gathers element by element
      * and takes every problem this entry takes */
     if (!fdnn_cuda_conv_fwd_mma_aligned(a)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);

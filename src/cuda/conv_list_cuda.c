@@ -3,7 +3,8 @@
  *                enums (fwd IMPLICIT_GEMM, bwd data/filter ALGO_0);
  *   forward and bwd filter next: mma.sync tensor-core implicit GEMMs (conv_fwd_mma.cu,
  *                conv_bwd_filter_mma.cu; bwd filter as ALGO_1 with split-K workspace) for packed
- *                NHWC x/y, KRSC filter, groups 1, HALF/BFLOAT16 with C and K multiples of 8, 2-D;
+ *                NHWC x/y, KRSC filter, groups 1, HALF/BFLOAT16 with K a multiple of 8, 2-D (C not a
+ *                multiple of 8 is padded with zero channels through the workspace);
  *   all three:   then cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
  *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
@@ -16,7 +17,8 @@
  *   bwd data:    SIMT implicit GEMM (ALGO_1), direct (ALGO_0);
  *   bwd filter:  SIMT implicit GEMM with a fixed split of the reduction (ALGO_1), direct (ALGO_0).
  * applicable() states precisely why an implementation cannot run a problem; only the tiled,
- * mma and depthwise backward-filter kernels use workspace (its split-reduction partial sums). Kernels are in the .cu files of this directory (see conv_cuda.h). */
+ * mma and depthwise backward-filter kernels use workspace (its split-reduction partial sums),
+ * and the mma entries (both directions) when they pad C to a multiple of 8. Kernels are in the .cu files of this directory (see conv_cuda.h). */
 #include <stdio.h>
 #include <stdarg.h>
 #include "conv_cuda.h"
@@ -271,7 +273,7 @@ static cudnnStatus_t run_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const 
 }
 
 static const fdnn_conv_impl fwd_mma = {"conv_fwd__implicit_gemm_mma", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
-                                       CUDNN_TENSOR_OP_MATH, mma_ok, no_workspace, run_mma};
+                                       CUDNN_TENSOR_OP_MATH, mma_ok, fdnn_cuda_conv_fwd_mma_workspace, run_mma};
 static cudnnStatus_t run_bwd_filter_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     return fdnn_cuda_conv_bwd_filter_mma_run(h, p, a);

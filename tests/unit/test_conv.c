@@ -325,6 +325,57 @@ int main(void)
         }
         printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: backward-filter %d cases, %d with failures\n", nbf, fails);
     }
+    /* HALF/BFLOAT16 packed NHWC problems (KRSC filter, groups 1) with K % 8 == 0 but C % 8 != 0:
+     * on the CUDA backend the mma.sync forward and backward-filter entries copy x (and w / dw) to
+     * the workspace with C padded by zero channels to a multiple of 8 (conv_chpad.cuh), then run
+     * the C % 8 == 0 kernels. Includes the ResNet-50 stem shape (7x7, stride 2, pad 3, C = 3,
+     * K = 64) on a small image, N*P*Q of a few thousand rows (split backward-filter reduction in the
+     * workspace after the padded pieces), 1x1, dilation, both modes, 3-D with D = T = 1; every
+     * direction, alternating beta == 0 (NaN-filled output) and beta != 0. */
+    {
+        /*                       n   c   h   w    k  r  s str pad dil conv */
+        static const int PC[][11] = {{2, 3, 20, 22, 64, 7, 7, 2, 3, 1, 0}, {2, 1, 40, 40, 16, 3, 3, 1, 1, 1, 1},
+                                     {3, 5, 12, 13, 24, 3, 3, 1, 1, 2, 0}, {1, 7, 9, 11, 72, 3, 2, 2, 1, 1, 1},
+                                     {2, 12, 14, 13, 8, 5, 3, 3, 2, 1, 0}, {4, 3, 12, 12, 8, 1, 1, 1, 0, 1, 1},
+                                     {2, 12, 10, 10, 32, 3, 3, 1, 1, 1, 0}, {1, 3, 32, 32, 64, 7, 7, 2, 3, 1, 0},
+                                     {8, 5, 4, 5, 16, 3, 3, 1, 1, 1, 1},   {2, 7, 30, 30, 8, 3, 3, 1, 0, 1, 0}};
+        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
+        const int npc = (int)(sizeof PC / sizeof PC[0]);
+        int fails[3] = {0, 0, 0};
+        for (int i = 0; i < npc; i++) {
+            for (int dir = 0; dir < 3; dir++) {
+                const int *b = PC[i];
+                tcase t;
+                tc_random_shape(&t, 0);
+                t.nsp = i == 6 ? 3 : 2; /* 3-D with a unit depth: the kernels treat it as 2-D */
+                t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
+                t.pad[0] = 0;
+                t.g = 1;
+                t.n = b[0];
+                t.c = b[1];
+                t.in[1] = b[2];
+                t.in[2] = b[3];
+                t.k = b[4];
+                t.flt[1] = b[5];
+                t.flt[2] = b[6];
+                t.mode = b[10] ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                t.xlay = t.ylay = LAY_NHWC;
+                t.w_nhwc = 1;
+                for (int a = 1; a < 3; a++) {
+                    t.stride[a] = b[7];
+                    t.pad[a] = b[8];
+                    t.dil[a] = b[9];
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, (i + dir) % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+                force_scales = SC[(i + dir) % 6];
+                if (!run_case(h, dir, &t)) fails[dir]++;
+                force_scales = -1;
+            }
+        }
+        printf("channels-last HALF/BFLOAT16, C%%8 != 0, K%%8 = 0: forward %d cases, %d with failures; backward-data %d, %d; "
+               "backward-filter %d, %d\n", npc, fails[0], npc, fails[1], npc, fails[2]);
+    }
     /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
      * kernels (first in every list). Packed NHWC with an even C and m == 1 takes the two-channel
      * vector path, 3x3 and 5x5 the unrolled ones, other filters / layouts the generic ones; the

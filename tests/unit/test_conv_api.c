@@ -553,9 +553,49 @@ static void test_gpu_order(cudnnHandle_t h)
                                  pf[0].memory == 0,
                              "%s NHWC C=16 K=24: first v7 entry algo %d math %d memory %zu, want the mma implicit GEMM (1, TENSOR_OP, 0)",
                              th_dtype_name(types[ti]), (int)pf[0].algo, (int)pf[0].mathType, pf[0].memory);
-                else
-                    TH_CHECK(pf[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "%s NHWC C=12: first v7 entry algo %d, want GEMM (cuBLAS im2col)",
-                             th_dtype_name(types[ti]), (int)pf[0].algo);
+                else { /* C % 8 != 0: the mma implicit GEMM on x and w padded to 16 channels in the workspace */
+                    size_t need = 0;
+                    TH_OK(cudnnGetConvolutionForwardWorkspaceSize(h, t.xd, t.wd, t.cd, t.yd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                                                  &need));
+                    TH_CHECK(pf[0].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM && pf[0].mathType == CUDNN_TENSOR_OP_MATH &&
+                                 pf[0].memory > 0 && pf[0].memory == need,
+                             "%s NHWC C=12 K=24: first v7 entry algo %d math %d memory %zu (workspace query %zu), want the mma implicit GEMM "
+                             "(1, TENSOR_OP, padded x + w bytes)",
+                             th_dtype_name(types[ti]), (int)pf[0].algo, (int)pf[0].mathType, pf[0].memory, need);
+                    /* one byte short of that workspace: BAD_PARAM, never a silent fallback */
+                    if (need > 0) {
+                        tbuf x, w, y;
+                        tb_init(h, &x, t.xt, t.xspan);
+                        tb_init(h, &w, t.xt, t.wspan);
+                        tb_init(h, &y, t.yt, t.yspan);
+                        tb_fill(&x, -3, 3);
+                        tb_fill(&w, -3, 3);
+                        tb_fill(&y, -3, 3);
+                        tb_upload(h, &x);
+                        tb_upload(h, &w);
+                        tb_upload(h, &y);
+                        void *ws = th_alloc(h, need);
+                        const float one = 1.0f, zero = 0.0f;
+                        TH_STATUS(cudnnConvolutionForward(h, &one, t.xd, x.d, t.wd, w.d, t.cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                                          ws, need - 1, &zero, t.yd, y.d),
+                                  CUDNN_STATUS_BAD_PARAM);
+                        size_t needf = 0;
+                        TH_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, t.xd, t.yd, t.cd, t.wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, &needf));
+                        TH_CHECK(needf > 0, "%s NHWC C=12 K=24: backward filter ALGO_1 workspace 0, want the padded x + dw bytes",
+                                 th_dtype_name(types[ti]));
+                        if (needf > 0) {
+                            void *wsf = th_alloc(h, needf);
+                            TH_STATUS(cudnnConvolutionBackwardFilter(h, &one, t.xd, x.d, t.yd, y.d, t.cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, wsf,
+                                                                     needf - 1, &zero, t.wd, w.d),
+                                      CUDNN_STATUS_BAD_PARAM);
+                            th_free(h, wsf);
+                        }
+                        th_free(h, ws);
+                        tb_free(h, &x);
+                        tb_free(h, &w);
+                        tb_free(h, &y);
+                    }
+                }
             }
             /* backward filter: the mma implicit GEMM (ALGO_1, TENSOR_OP, deterministic; one split
              * here, so no workspace) ahead of im2col + cuBLAS (which needs a column buffer) */
