@@ -19,29 +19,7 @@
 
 namespace {
 
-int say(char *why, size_t n, const char *fmt, ...)
-{
-    if (why && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
 
-/* strides (N, C, D, H, W) of a dense N, D, H, W, C tensor (extent-1 dims ignored) */
-int packed_cl(const int64_t *s, int n, int c, const int *sp)
-{
-    const int idx[5] = {1, 4, 3, 2, 0};
-    const int ext[5] = {c, sp[2], sp[1], sp[0], n};
-    int64_t e = 1;
-    for (int i = 0; i < 5; i++) {
-        if (ext[i] > 1 && s[idx[i]] != e) return 0;
-        e *= ext[i];
-    }
-    return 1;
-}
 
 int gemm_npq(const fdnn_conv_problem *p) { return (int)((long long)p->n * p->out[1] * p->out[2]); }
 int gemm_rsc(const fdnn_conv_problem *p) { return p->flt[1] * p->flt[2] * p->c; }
@@ -54,27 +32,27 @@ int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
 
 extern "C" int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (p->dir != FDNN_CONV_BWD_FILTER) return say(why, why_n, "backward filter only");
-    if (p->g != 1) return say(why, why_n, "the mma implicit GEMM needs groups == 1 (got %d)", p->g);
+    if (p->dir != FDNN_CONV_BWD_FILTER) return fdnn_conv_why(why, why_n, "backward filter only");
+    if (p->g != 1) return fdnn_conv_why(why, why_n, "the mma implicit GEMM needs groups == 1 (got %d)", p->g);
     if (p->nb_spatial == 3 && (p->in[0] != 1 || p->flt[0] != 1 || p->out[0] != 1 || p->pad[0] != 0))
-        return say(why, why_n, "the mma implicit GEMM is 2-D: a 3-D problem needs D = T = 1 and depth padding 0 (got D=%d T=%d pad=%d)",
+        return fdnn_conv_why(why, why_n, "the mma implicit GEMM is 2-D: a 3-D problem needs D = T = 1 and depth padding 0 (got D=%d T=%d pad=%d)",
                    p->in[0], p->flt[0], p->pad[0]);
-    if (p->nb_spatial != 2 && p->nb_spatial != 3) return say(why, why_n, "2-D problems only (got %d spatial dims)", p->nb_spatial);
-    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return say(why, why_n, "vectorised layouts are not handled");
+    if (p->nb_spatial != 2 && p->nb_spatial != 3) return fdnn_conv_why(why, why_n, "2-D problems only (got %d spatial dims)", p->nb_spatial);
+    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return fdnn_conv_why(why, why_n, "vectorised layouts are not handled");
     if (!(p->xtype == p->wtype && p->xtype == p->ytype && (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16)))
-        return say(why, why_n, "the mma implicit GEMM handles same-type HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+        return fdnn_conv_why(why, why_n, "the mma implicit GEMM handles same-type HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                    fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
-    if (!p->w_nhwc) return say(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
+    if (!p->w_nhwc) return fdnn_conv_why(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
     if (p->k % 8)
-        return say(why, why_n, "the mma implicit GEMM copies 8 channels at a time: K=%d must be a multiple of 8 (C is padded to 8 through the workspace)",
+        return fdnn_conv_why(why, why_n, "the mma implicit GEMM copies 8 channels at a time: K=%d must be a multiple of 8 (C is padded to 8 through the workspace)",
                    p->k);
-    if (!packed_cl(p->xs, p->n, p->c, p->in)) return say(why, why_n, "x must be densely packed NHWC");
-    if (!packed_cl(p->ys, p->n, p->k, p->out)) return say(why, why_n, "dy must be densely packed NHWC");
+    if (!fdnn_conv_packed_cl(p->xs, p->n, p->c, p->in)) return fdnn_conv_why(why, why_n, "x must be densely packed NHWC");
+    if (!fdnn_conv_packed_cl(p->ys, p->n, p->k, p->out)) return fdnn_conv_why(why, why_n, "dy must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
     const long long npq = (long long)p->n * p->out[1] * p->out[2];
     const long long rsc = (long long)p->flt[1] * p->flt[2] * fdnn_chpad::padded_c(p->c); /* R*S*Cp when C is padded */
     if (npq >= lim || rsc >= lim || (long long)p->k >= 65535LL * 64)
-        return say(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", npq, rsc, p->k);
+        return fdnn_conv_why(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", npq, rsc, p->k);
     return 1;
 }
 

@@ -4,6 +4,7 @@
  * into CUDA graphs. Included by C (the list) and by the .cu files. */
 #ifndef FDNN_CUDA_CONV_H
 #define FDNN_CUDA_CONV_H
+#include <stdarg.h>
 #include <stdio.h>
 #include <cuda_runtime_api.h>
 #include "cudnn.h"
@@ -83,6 +84,32 @@ cudnnStatus_t fdnn_cuda_conv_int8_bias_act(cudnnHandle_t h, const fdnn_conv_prob
  * there is one slice). Shape checks are in the list's applicable(). */
 size_t fdnn_cuda_conv_depthwise_workspace(const fdnn_conv_problem *p);
 cudnnStatus_t fdnn_cuda_conv_depthwise_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+
+/* Helpers of the applicable() functions of the .cu entries: fdnn_conv_why writes the reason into
+ * why (when given) and returns 0; fdnn_conv_packed_cl says whether strides s (N, C, D, H, W)
+ * describe a dense N, D, H, W, C tensor of those extents (extent-1 dims ignored). */
+static inline int fdnn_conv_why(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline int fdnn_conv_why(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+static inline int fdnn_conv_packed_cl(const int64_t *s, int n, int c, const int *sp)
+{
+    const int idx[5] = {1, 4, 3, 2, 0};
+    const int ext[5] = {c, sp[2], sp[1], sp[0], n};
+    int64_t e = 1;
+    for (int i = 0; i < 5; i++) {
+        if (ext[i] > 1 && s[idx[i]] != e) return 0;
+        e *= ext[i];
+    }
+    return 1;
+}
 
 /* Limits of the tiled kernels, checked by the list's applicable() functions. */
 enum { FDNN_CUDA_CONV_MAX_GROUPS = 65535 };

@@ -94,29 +94,7 @@ Plan make_plan(const fdnn_conv_problem *p)
     return P;
 }
 
-int say(char *why, size_t n, const char *fmt, ...)
-{
-    if (why && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
 
-/* strides xs (N, C, D, H, W) describe a dense N, D, H, W, C tensor (extent-1 dims ignored) */
-int packed_cl(const int64_t *s, int n, int c, const int *sp)
-{
-    const int idx[5] = {1, 4, 3, 2, 0};
-    const int ext[5] = {c, sp[2], sp[1], sp[0], n};
-    int64_t e = 1;
-    for (int i = 0; i < 5; i++) {
-        if (ext[i] > 1 && s[idx[i]] != e) return 0;
-        e *= ext[i];
-    }
-    return 1;
-}
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -462,26 +440,26 @@ size_t fwdview_wt_bytes(const fdnn_conv_problem *p)
 extern "C" int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->nb_spatial < 2 || p->nb_spatial > 3)
-        return say(why, why_n, "the cuBLAS GEMM convolution handles 2-D and 3-D problems (got %d spatial dims)", p->nb_spatial);
-    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return say(why, why_n, "vectorised layouts are not handled by the cuBLAS GEMM path");
-    if (p->g != 1) return say(why, why_n, "the cuBLAS GEMM convolution needs groups == 1 (got %d)", p->g);
+        return fdnn_conv_why(why, why_n, "the cuBLAS GEMM convolution handles 2-D and 3-D problems (got %d spatial dims)", p->nb_spatial);
+    if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return fdnn_conv_why(why, why_n, "vectorised layouts are not handled by the cuBLAS GEMM path");
+    if (p->g != 1) return fdnn_conv_why(why, why_n, "the cuBLAS GEMM convolution needs groups == 1 (got %d)", p->g);
     if (!(p->xtype == p->wtype && p->xtype == p->ytype &&
           (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT)))
-        return say(why, why_n, "the cuBLAS GEMM convolution handles same-type HALF, BFLOAT16 and FLOAT (got x=%s w=%s y=%s)",
+        return fdnn_conv_why(why, why_n, "the cuBLAS GEMM convolution handles same-type HALF, BFLOAT16 and FLOAT (got x=%s w=%s y=%s)",
                    fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     if (p->xtype != CUDNN_DATA_FLOAT && p->math_type == CUDNN_FMA_MATH)
-        return say(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores for HALF/BFLOAT16");
-    if (!p->w_nhwc) return say(why, why_n, "the cuBLAS GEMM convolution needs a KRSC (NHWC) filter");
-    if (!packed_cl(p->xs, p->n, p->c, p->in)) return say(why, why_n, "x must be densely packed channels-last (NHWC/NDHWC)");
-    if (!packed_cl(p->ys, p->n, p->k, p->out)) return say(why, why_n, "y must be densely packed channels-last (NHWC/NDHWC)");
+        return fdnn_conv_why(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores for HALF/BFLOAT16");
+    if (!p->w_nhwc) return fdnn_conv_why(why, why_n, "the cuBLAS GEMM convolution needs a KRSC (NHWC) filter");
+    if (!fdnn_conv_packed_cl(p->xs, p->n, p->c, p->in)) return fdnn_conv_why(why, why_n, "x must be densely packed channels-last (NHWC/NDHWC)");
+    if (!fdnn_conv_packed_cl(p->ys, p->n, p->k, p->out)) return fdnn_conv_why(why, why_n, "y must be densely packed channels-last (NHWC/NDHWC)");
     const long long lim = (1LL << 31) - 1;
     const long long pq = (long long)p->out[0] * p->out[1] * p->out[2];
     const long long npq = pq * p->n, rsc = (long long)p->flt[0] * p->flt[1] * p->flt[2] * p->c;
     const long long ndhw = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
     if (npq >= lim || rsc >= lim || ndhw >= lim || (long long)p->k >= lim || pq * rsc >= lim * 4 || rsc * p->k >= lim)
-        return say(why, why_n, "GEMM dimensions (N*P=%lld, T*R*S*C=%lld, K=%d) are too large for the cuBLAS GEMM path", npq, rsc, p->k);
+        return fdnn_conv_why(why, why_n, "GEMM dimensions (N*P=%lld, T*R*S*C=%lld, K=%d) are too large for the cuBLAS GEMM path", npq, rsc, p->k);
     if (p->dir == FDNN_CONV_BWD_DATA && !make_plan(p).one && pq * rsc * (long long)sizeof(float) > (1LL << 30))
-        return say(why, why_n, "one image's float column buffer (%lld x %lld) would exceed 1 GiB", pq, rsc);
+        return fdnn_conv_why(why, why_n, "one image's float column buffer (%lld x %lld) would exceed 1 GiB", pq, rsc);
     if (!fdnn_cublas_available(why, why_n)) return 0;
     return 1;
 }
@@ -510,19 +488,19 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_con
 
 extern "C" int fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (p->dir != FDNN_CONV_BWD_DATA) return say(why, why_n, "backward data only");
+    if (p->dir != FDNN_CONV_BWD_DATA) return fdnn_conv_why(why, why_n, "backward data only");
     if (p->nb_spatial < 2 || p->nb_spatial > 3)
-        return say(why, why_n, "backward data as a forward GEMM handles 2-D and 3-D problems (got %d spatial dims)", p->nb_spatial);
+        return fdnn_conv_why(why, why_n, "backward data as a forward GEMM handles 2-D and 3-D problems (got %d spatial dims)", p->nb_spatial);
     for (int i = 0; i < 3; i++) {
         if (p->stride[i] != 1)
-            return say(why, why_n, "backward data as a forward GEMM needs stride 1 (got %d); the col2im entry handles strides", p->stride[i]);
+            return fdnn_conv_why(why, why_n, "backward data as a forward GEMM needs stride 1 (got %d); the col2im entry handles strides", p->stride[i]);
         if (p->dil[i] * (p->flt[i] - 1) - p->pad[i] < 0)
-            return say(why, why_n, "padding %d exceeds dilation*(filter-1) = %d: the equivalent forward padding would be negative", p->pad[i],
+            return fdnn_conv_why(why, why_n, "padding %d exceeds dilation*(filter-1) = %d: the equivalent forward padding would be negative", p->pad[i],
                        p->dil[i] * (p->flt[i] - 1));
     }
     const long long taps = (long long)p->flt[0] * p->flt[1] * p->flt[2];
     if (taps > 65535 || (p->k + 31) / 32 > 65535)
-        return say(why, why_n, "the filter transform grid is limited to 65535 taps and 65535*32 output channels (got %lld, %d)", taps, p->k);
+        return fdnn_conv_why(why, why_n, "the filter transform grid is limited to 65535 taps and 65535*32 output channels (got %lld, %d)", taps, p->k);
     const fdnn_conv_problem q = fwd_view(p);
     return fdnn_cuda_conv_gemm_applicable(&q, why, why_n);
 }
