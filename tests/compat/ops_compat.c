@@ -894,6 +894,10 @@ int main(void)
         transform_ex("nchw_to_nhwc_pad_c", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, s4, padc, padc_after, NULL);
         transform_ex("nchw_pad_hw", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s4, padhw_before, padhw_after, NULL);
         transform_ex("nchw_fold_2x2", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s8, NULL, NULL, fold22);
+        /* unequal folds: tell whether NVIDIA's phase index runs H-major or W-major (the 2x2
+         * case showed phase-major channels, c_out = phase*C + c, but cannot tell that) */
+        static const unsigned fold23[2] = {2, 3};
+        transform_ex("nchw_fold_2x3", CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s8, NULL, NULL, fold23);
     }
     {
         static const int w333[3] = {3, 3, 3}, p111[3] = {1, 1, 1}, s222[3] = {2, 2, 2};
