@@ -7,6 +7,8 @@
 #include "conv_cpu.h"
 #include <stdio.h>
 
+static int nhwc_unit(const fdnn_conv_problem *p);
+
 static int prefer_gemm(const fdnn_conv_problem *p)
 {
     int force = fdnn_env_int("FREEDNN_CPU_CONV_GEMM", -1);
@@ -24,7 +26,18 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * 1.62/1.35/2.60 -> 0.82/0.69/0.81; N=8 5.07/5.22/6.50 -> 4.43/4.17/4.18; 1024->256 14x14
      * 0.74/0.64/0.98 -> 0.58/0.58/0.59; 512->128 28x28 0.55/0.56/0.61 -> 0.55/0.53/0.54; but at
      * 56x56 (64->256, 64->64) the direct kernel is 10-40% faster. */
-    if (p->w_nhwc) return (int64_t)p->out[0] * p->out[1] * p->out[2] <= 784;
+    if (p->w_nhwc) {
+        const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
+        if (nhwc_unit(p)) return opq <= 784;
+        /* NHWC 3x3 (im2col + GEMM against the direct kernel; FreeDNN/oneDNN time, direct -> GEMM,
+         * 2 threads): backward data wins up to 14x14 outputs (512->512 7x7 N=1 2.38 -> 1.73,
+         * 256->256 14x14 N=1 2.39 -> 1.88, N=8 even), forward only at 7x7 (N=8 1.22 -> 1.04,
+         * N=1 even); backward filter and 28x28 outputs stay direct (128->128 28x28 N=1 1.17-1.23
+         * direct against 1.31-1.66 GEMM; 7x7 N=1 backward filter 2.17 against 3.19) */
+        if (p->dir == FDNN_CONV_BWD_DATA) return opq <= 196;
+        if (p->dir == FDNN_CONV_FWD) return opq <= 49;
+        return 0;
+    }
     /* NCHW strided 1x1 backward filter: the column matrix is only a subsample of x
      * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward is a wash
      * (1.37-1.46 vs 1.42-1.45) and backward data through col2im is 3x slower (3.5-4.4 vs 1.36). */
