@@ -3,6 +3,7 @@
  * stride, padding, dilation. Shares no code with the library. */
 #ifndef FREEDNN_TOOLS_REF_H
 #define FREEDNN_TOOLS_REF_H
+#include <stddef.h>
 
 typedef struct {
     int n, c, h, w;       /* input */
