@@ -48,9 +48,7 @@ static size_t workspace(const fdnn_conv_problem *p)
                                 }                                                                                     \
                             }                                                                                         \
                         int64_t xo = fdnn_conv_off(p->xs, p->x_vect, n, c, id, ih, iw);                               \
-                        double v = a->alpha * (double)acc;                                                            \
-                        if (a->beta != 0) v += a->beta * fdnn_load(a->out, p->xtype, xo);                             \
-                        fdnn_store(a->out, p->xtype, xo, v);                                                          \
+                        fdnn_cpu_conv_blend(a, p->xtype, xo, (double)acc);                                            \
                     }                                                                                                 \
         }
 

@@ -42,9 +42,7 @@ static size_t workspace(const fdnn_conv_problem *p)
                                 }                                                                                     \
                             }                                                                                         \
                         int64_t wo = fdnn_conv_off(p->ws, p->w_vect, k, cl, t, r, s);                                 \
-                        double v = a->alpha * (double)acc;                                                            \
-                        if (a->beta != 0) v += a->beta * fdnn_load(a->out, p->wtype, wo);                             \
-                        fdnn_store(a->out, p->wtype, wo, v);                                                          \
+                        fdnn_cpu_conv_blend(a, p->wtype, wo, (double)acc);                                            \
                     }                                                                                                 \
         }
 

@@ -9,6 +9,15 @@ extern const fdnn_conv_impl fdnn_conv_fwd__direct_ref, fdnn_conv_bwd_data__direc
 extern const fdnn_conv_impl fdnn_conv_fwd__im2col_gemm, fdnn_conv_bwd_data__im2col_gemm, fdnn_conv_bwd_filter__im2col_gemm;
 
 /* Helpers shared by the GEMM-based implementations (conv_gemm_common.c). */
+/* out[off] = alpha*acc + beta*out[off] in double, rounded once to t; beta == 0 does not read
+ * out (the output epilogue of the direct reference kernels). */
+static inline void fdnn_cpu_conv_blend(const fdnn_conv_args *a, cudnnDataType_t t, int64_t off, double acc)
+{
+    double v = a->alpha * acc;
+    if (a->beta != 0) v += a->beta * fdnn_load(a->out, t, off);
+    fdnn_store(a->out, t, off, v);
+}
+
 int fdnn_cpu_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t n);
 /* 1 if the convolution is 1x1, stride 1, unpadded, so x itself is the column matrix */
 int fdnn_cpu_conv_is_unit(const fdnn_conv_problem *p);

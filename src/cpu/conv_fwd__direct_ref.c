@@ -42,9 +42,7 @@ static size_t workspace(const fdnn_conv_problem *p)
                                 }                                                                                     \
                             }                                                                                         \
                         int64_t yo = fdnn_conv_off(p->ys, p->y_vect, n, k, od, oh, ow);                               \
-                        double v = a->alpha * (double)acc;                                                            \
-                        if (a->beta != 0) v += a->beta * fdnn_load(a->out, p->ytype, yo);                             \
-                        fdnn_store(a->out, p->ytype, yo, v);                                                          \
+                        fdnn_cpu_conv_blend(a, p->ytype, yo, (double)acc);                                            \
                     }                                                                                                 \
         }
 
