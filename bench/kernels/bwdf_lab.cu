@@ -99,7 +99,8 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
 
 static const char *cfg_name(BwdfConfig c)
 {
-    return c == BWDF_128x128 ? "128x128" : c == BWDF_128x64 ? "128x64" : c == BWDF_64x128 ? "64x128" : "64x64";
+    static const char *const names[BWDF_NCONFIGS] = {"128x128", "128x64", "64x128", "64x64", "64x256", "128x256"};
+    return (unsigned)c < (unsigned)BWDF_NCONFIGS ? names[c] : "?";
 }
 
 template <typename T>
@@ -187,6 +188,7 @@ static int run_layer(const Layer &L, int timed)
 int main(int argc, char **argv)
 {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const int sweep = argc > 1 && !strcmp(argv[1], "--sweep"); /* every tile configuration of every benchmark layer, timed */
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("bwdf_lab on %s (sm_%d%d, %d SMs); PASS = max|dw-ref|/max|ref| < 1e-2; split = splits x npq rows per split\n", prop.name,
@@ -194,7 +196,7 @@ int main(int argc, char **argv)
     if (prop.major < 8) { printf("needs compute capability 8.0+\n"); return 1; }
     int fails = 0, total = 0;
 
-    printf("-- correctness, odd shapes (cfg 0-3 = 128x128, 128x64, 64x128, 64x64; -1 and split 0 = the library's plan)\n");
+    printf("-- correctness, odd shapes (cfg 0-5 = 128x128, 128x64, 64x128, 64x64, 64x256, 128x256; -1 and split 0 = the library's plan)\n");
     const Layer small[] = {
         /* n   c   h   w   k   r  s str pad dil flip alpha beta splits cfg */
         {2, 8, 9, 7, 8, 1, 1, 1, 0, 1, 0, 1.f, 0.0f, 0, -1},
@@ -212,6 +214,10 @@ int main(int argc, char **argv)
         {64, 16, 12, 12, 16, 3, 3, 1, 1, 1, 1, 1.f, 0.0f, 0, -1},
         {40, 8, 3, 3, 16, 3, 3, 1, 1, 1, 0, 1.f, 0.0f, 3, 3},  /* P*Q = 9 < 32: the (n,p,q) step crosses images */
         {7, 16, 5, 4, 32, 2, 3, 1, 0, 1, 1, 1.f, -1.0f, 2, 2}, /* P*Q = 8 */
+        {5, 72, 13, 11, 136, 3, 5, 1, 2, 1, 0, 1.f, 0.0f, 3, 4},  /* 64x256: partial row and column tiles */
+        {4, 136, 7, 9, 200, 3, 3, 1, 1, 3, 1, 1.f, 0.5f, 1, 5},   /* 128x256, one split, flip, beta */
+        {8, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0, 0.5f, -1.0f, 5, 5}, /* 128x256, K = 64 < BM */
+        {3, 24, 17, 19, 40, 3, 3, 2, 1, 2, 1, 1.f, 0.0f, 0, 4},
     };
     for (const Layer &L : small) {
         fails += !run_layer<__half>(L, 0);
@@ -232,6 +238,13 @@ int main(int argc, char **argv)
     };
     printf("-- benchmark layers (library plan)%s\n", quick ? ", checks only" : "");
     for (const Layer &L : big) {
+        if (sweep)
+            for (int cfg = 0; cfg < BWDF_NCONFIGS; cfg++) {
+                Layer F = L;
+                F.cfg = cfg;
+                fails += !run_layer<__half>(F, 1);
+                total++;
+            }
         fails += !run_layer<__half>(L, !quick);
         fails += !run_layer<__nv_bfloat16>(L, !quick);
         total += 2;

@@ -7,7 +7,8 @@
  *     (what im2col + cuBLAS would cost without the im2col) and an 8192^3 fp16 cuBLAS GEMM (peak).
  * Every output is compared with a naive GPU kernel (float accumulation): PASS when
  * max|y - ref| / max|ref| < 1e-2. Exit status 1 if anything fails.
- * Usage: igemm_lab [--quick]   (--quick: checks only, no timing) */
+ * Usage: igemm_lab [--quick | --sweep]   (--quick: checks only, no timing; --sweep: also every tile
+ *        configuration of each benchmark layer, timed) */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -92,7 +93,11 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
     }
 }
 
-static const char *cfg_name(MmaConfig c) { return c == MMA_128x128 ? "128x128" : c == MMA_128x64 ? "128x64" : "64x64"; }
+static const char *cfg_name(MmaConfig c)
+{
+    static const char *const names[MMA_NCONFIGS] = {"128x128", "128x64", "64x64", "256x64", "256x128"};
+    return (unsigned)c < (unsigned)MMA_NCONFIGS ? names[c] : "?";
+}
 
 template <typename T>
 static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb, int sms, void *scratch, size_t scratch_bytes)
@@ -182,6 +187,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
 int main(int argc, char **argv)
 {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const int sweep = argc > 1 && !strcmp(argv[1], "--sweep"); /* every tile configuration of every benchmark layer, timed */
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("igemm_lab on %s (sm_%d%d, %d SMs); PASS = max|y-ref|/max|ref| < 1e-2\n", prop.name, prop.major, prop.minor,
@@ -202,7 +208,7 @@ int main(int argc, char **argv)
         {2, 8, 23, 23, 16, 7, 7, 2, 3, 1, 1, 0.0f, 3},
     };
     for (const Layer &L : small)
-        for (int cfg = 0; cfg < 3; cfg++) {
+        for (int cfg = 0; cfg < MMA_NCONFIGS; cfg++) {
             fails += !run_layer<__half>(L, 0, cfg, cb, prop.multiProcessorCount, nullptr, 0);
             fails += !run_layer<__nv_bfloat16>(L, 0, cfg, cb, prop.multiProcessorCount, nullptr, 0);
             total += 2;
@@ -243,6 +249,11 @@ int main(int argc, char **argv)
     }
     printf("-- benchmark layers (tile picked by the library heuristic)%s\n", quick ? ", checks only" : "");
     for (const Layer &L : big) {
+        if (sweep)
+            for (int cfg = 0; cfg < MMA_NCONFIGS; cfg++) {
+                fails += !run_layer<__half>(L, 1, cfg, cb, prop.multiProcessorCount, nullptr, 0);
+                total++;
+            }
         fails += !run_layer<__half>(L, !quick, -1, cb, prop.multiProcessorCount, scratch, scratch_bytes);
         fails += !run_layer<__nv_bfloat16>(L, !quick, -1, cb, prop.multiProcessorCount, scratch, scratch_bytes);
         total += 2;

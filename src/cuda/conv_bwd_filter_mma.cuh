@@ -335,10 +335,14 @@ __global__ void bwdf_reduce_kernel(const BwdfParams P)
 }
 
 /* The tile configurations: BM (output channels) x BN (R*S*C columns). */
-enum BwdfConfig { BWDF_128x128 = 0, BWDF_128x64 = 1, BWDF_64x128 = 2, BWDF_64x64 = 3 };
+enum BwdfConfig { BWDF_128x128 = 0, BWDF_128x64 = 1, BWDF_64x128 = 2, BWDF_64x64 = 3, BWDF_64x256 = 4, BWDF_128x256 = 5 };
+constexpr int BWDF_NCONFIGS = 6;
 
-static inline int bwdf_bm(BwdfConfig c) { return c == BWDF_128x128 || c == BWDF_128x64 ? 128 : 64; }
-static inline int bwdf_bn(BwdfConfig c) { return c == BWDF_128x128 || c == BWDF_64x128 ? 128 : 64; }
+static inline int bwdf_bm(BwdfConfig c) { return c == BWDF_128x128 || c == BWDF_128x64 || c == BWDF_128x256 ? 128 : 64; }
+static inline int bwdf_bn(BwdfConfig c)
+{
+    return c == BWDF_64x256 || c == BWDF_128x256 ? 256 : c == BWDF_128x128 || c == BWDF_64x128 ? 128 : 64;
+}
 
 /* The launch plan, a function of the problem only (workspace() and run() agree on it):
  * 64-row tiles when K <= 64, 64-column tiles when R*S*C <= 64, else 128; the reduction is
@@ -422,6 +426,8 @@ static cudaError_t bwdf_launch(BwdfParams P, BwdfConfig cfg, cudaStream_t st)
     case BWDF_128x64: e = bwdf_launch_cfg<T, 128, 64, 4, 2>(P, st); break;
     case BWDF_64x128: e = bwdf_launch_cfg<T, 64, 128, 2, 4>(P, st); break;
     case BWDF_64x64: e = bwdf_launch_cfg<T, 64, 64, 2, 4>(P, st); break;
+    case BWDF_64x256: e = bwdf_launch_cfg<T, 64, 256, 2, 4>(P, st); break;   /* 32x64 warp tiles */
+    case BWDF_128x256: e = bwdf_launch_cfg<T, 128, 256, 2, 4>(P, st); break; /* 64x64 warp tiles */
     }
     if (e != cudaSuccess || P.splits <= 1) return e;
     const long long pairs = (long long)P.k * P.rsc / 2;

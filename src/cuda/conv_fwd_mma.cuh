@@ -265,7 +265,8 @@ conv_fwd_mma_kernel(const MmaConvParams P)
 }
 
 /* The tile configurations and their launch. */
-enum MmaConfig { MMA_128x128 = 0, MMA_128x64 = 1, MMA_64x64 = 2 };
+enum MmaConfig { MMA_128x128 = 0, MMA_128x64 = 1, MMA_64x64 = 2, MMA_256x64 = 3, MMA_256x128 = 4 };
+constexpr int MMA_NCONFIGS = 5;
 constexpr int MMA_STAGES = 4;
 
 /* Heuristic: a 64-wide column tile when K <= 64 (no half-empty tiles), a smaller row tile when
@@ -311,6 +312,8 @@ static cudaError_t mma_launch(const MmaConvParams &P, MmaConfig cfg, cudaStream_
     case MMA_128x128: return mma_launch_cfg<T, 128, 128, 2, 4>(P, st);
     case MMA_128x64: return mma_launch_cfg<T, 128, 64, 4, 2>(P, st);
     case MMA_64x64: return mma_launch_cfg<T, 64, 64, 2, 4>(P, st);
+    case MMA_256x64: return mma_launch_cfg<T, 256, 64, 4, 2>(P, st);   /* 64x32 warp tiles */
+    case MMA_256x128: return mma_launch_cfg<T, 256, 128, 4, 2>(P, st); /* 64x64 warp tiles */
     }
     return cudaErrorInvalidValue;
 }

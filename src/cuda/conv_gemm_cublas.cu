@@ -10,7 +10,8 @@
  *                takes that forward view, it runs it instead of im2col + cuBLAS;
  *   bwd data:    col[NPQ, TRSC] = dy[NPQ, K] * w[K, TRSC] (float), then a gathering col2im
  *                (each dx element sums its contributions in a fixed order: no atomics)
- *                (1x1/s1/p0: dx[NHW, C] = dy * w directly)
+ *                (1x1/s1/p0: dx[NHW, C] = dy * w directly; 1x1/p0 with strides: strided-batched
+ *                GEMMs write the rows of dx the outputs hit, a fill kernel the others, no workspace)
  *   bwd filter:  dw[K, TRSC] = dy^T[K, NPQ] * col[NPQ, TRSC]     (1x1/s1/p0: col = x)
  * im2col is chunked over rows (forward, bwd filter) or images (bwd data) so that the column
  * buffer stays below a bound (256 MiB, or FREEDNN_CUDA_GEMM_WS_LIMIT bytes for tests); the
@@ -46,6 +47,7 @@ size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
 /* Sizes shared by workspace() and run(). */
 struct Plan {
     int one;              /* 1x1, stride 1, pad 0: no im2col */
+    int one_strided;      /* bwd data, 1x1, pad 0, some stride > 1: strided-batched GEMMs, no workspace */
     long long npq, rsc, pq;
     long long rows_chunk; /* forward / bwd filter: GEMM rows per chunk */
     long long imgs_chunk; /* bwd data: images per chunk */
@@ -66,6 +68,12 @@ Plan make_plan(const fdnn_conv_problem *p)
     P.rsc = (long long)p->flt[0] * p->flt[1] * p->flt[2] * p->c;
     P.nchunks = 1;
     if (P.one) return P;
+    if (p->dir == FDNN_CONV_BWD_DATA) {
+        P.one_strided = 1;
+        for (int i = 0; i < 3; i++)
+            if (p->flt[i] != 1 || p->pad[i] != 0) P.one_strided = 0;
+        if (P.one_strided) return P;
+    }
     const size_t lim = ws_limit();
     if (p->dir == FDNN_CONV_BWD_DATA) {
         size_t per_img = (size_t)P.pq * (size_t)P.rsc * sizeof(float);
@@ -191,6 +199,33 @@ __global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long 
         float v = alpha * acc;
         if (beta != 0.f) v += beta * tof(*d);
         fromf(d, v);
+    }
+}
+
+/* Strided 1x1 backward data: every dx row (n, i0, i1, i2) that no output position hits
+ * (some i not a multiple of its stride, or i / stride beyond the output) gets beta * dx (0 when
+ * beta == 0, dx not read); the hit rows are left to the GEMMs. One thread per unit U of a row
+ * (Cu units per row). */
+template <typename U, typename T>
+__global__ void fill_unhit_kernel(U *dx, Geo g, long long rows, float beta)
+{
+    const long long total = rows * g.Cu;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        long long row = e / g.Cu;
+        const int i2 = (int)(row % g.W);
+        row /= g.W;
+        const int i1 = (int)(row % g.H);
+        row /= g.H;
+        const int i0 = (int)(row % g.D);
+        const bool hit = i0 % g.st0 == 0 && i0 / g.st0 < g.O0 && i1 % g.st1 == 0 && i1 / g.st1 < g.O1 && i2 % g.st2 == 0 &&
+                         i2 / g.st2 < g.O2;
+        if (hit) continue;
+        if (beta == 0.f) {
+            dx[e] = U();
+        } else {
+            T *t = (T *)(dx + e); /* beta != 0 launches with U == T */
+            fromf(t, beta * tof(*t));
+        }
     }
 }
 
@@ -338,11 +373,60 @@ cudnnStatus_t run_bwd_data_1x1(const Gemm &G, const fdnn_conv_problem *p, const 
     return G(CUBLAS_OP_N, CUBLAS_OP_N, P.rsc, P.npq, K, (float)a->alpha, a->w, P.rsc, a->y, K, (float)a->beta, a->out, G.dt, P.rsc, what);
 }
 
+template <typename T>
+cudnnStatus_t launch_fill_unhit(const fdnn_conv_problem *p, void *dx, float beta, cudaStream_t st)
+{
+    const long long rows = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
+    const size_t rb = (size_t)p->c * sizeof(T);
+    if (beta == 0.f && rb % 16 == 0 && (uintptr_t)dx % 16 == 0) {
+        const long long total = rows * (long long)(rb / 16);
+        fill_unhit_kernel<uint4, T><<<blocks_for(total, 256), 256, 0, st>>>((uint4 *)dx, make_geo(p, (int)(rb / 16), 0), rows, beta);
+    } else {
+        fill_unhit_kernel<T, T><<<blocks_for(rows * p->c, 256), 256, 0, st>>>((T *)dx, make_geo(p, p->c, 0), rows, beta);
+    }
+    return fdnn_cuda_check(cudaGetLastError(), "conv_bwd_data__cublas_col2im (strided 1x1): fill kernel");
+}
+
+/* 1x1, pad 0, strides s: dx[n, o*s, c] = alpha * sum_k dy[n, o, k] w[k, c] + beta * dx, the
+ * other rows beta * dx. For each (n, o0, o1) the O2 outputs of a line write dx rows s2*C apart,
+ * one GEMM of a strided batch: column-major dx^T[C, O2] (ldc s2*C) = w^T[C, K] * dy^T[K, O2].
+ * Consecutive lines are a uniform s1*W*C apart when H == s1*O1 and O0 == D (2-D problems, or a
+ * depth stride of 1), so then one call covers everything; otherwise one call per (n, o0). */
+cudnnStatus_t run_bwd_data_1x1_strided(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, cudaStream_t st)
+{
+    static const char what[] = "conv_bwd_data__cublas_col2im (strided 1x1)";
+    const float alpha = (float)a->alpha, beta = (float)a->beta;
+    cudnnStatus_t s;
+    if (p->xtype == CUDNN_DATA_HALF) s = launch_fill_unhit<__half>(p, a->out, beta, st);
+    else if (p->xtype == CUDNN_DATA_BFLOAT16) s = launch_fill_unhit<__nv_bfloat16>(p, a->out, beta, st);
+    else s = launch_fill_unhit<float>(p, a->out, beta, st);
+    FDNN_CHECK(s);
+    const long long C = p->c, K = p->k, es = (long long)esize(p->xtype);
+    const long long W = p->in[2], H = p->in[1], D = p->in[0];
+    const long long O0 = p->out[0], O1 = p->out[1], O2 = p->out[2];
+    const long long ldc = p->stride[2] * C, line = p->stride[1] * W * C; /* elements */
+    const int uniform = H == p->stride[1] * O1 && O0 == D;
+    const long long calls = uniform ? 1 : (long long)p->n * O0;
+    const long long batch = uniform ? (long long)p->n * O0 * O1 : O1;
+    for (long long b = 0; b < calls; b++) {
+        const long long n = b / O0, o0 = b % O0;
+        const char *dy = (const char *)a->y + (size_t)(b * O1 * O2 * K * es);
+        char *dx = (char *)a->out + (size_t)(((n * D + o0 * p->stride[0]) * H * W * C) * es);
+        cublasStatus_t cs = G.cb->gemm_strided_batched_ex(G.ch, CUBLAS_OP_N, CUBLAS_OP_N, (int)C, (int)O2, (int)K, &alpha, a->w, G.dt, (int)C, 0,
+                                                          dy, G.dt, (int)K, O2 * K, &beta, dx, G.dt, (int)ldc, line, (int)batch, G.ct,
+                                                          CUBLAS_GEMM_DEFAULT);
+        if (cs != CUBLAS_STATUS_SUCCESS)
+            return FDNN_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "%s: cublasGemmStridedBatchedEx failed with cuBLAS status %d", what, (int)cs);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t run_bwd_data(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
 {
     const float alpha = (float)a->alpha, beta = (float)a->beta;
     const long long K = p->k;
     if (P.one) return run_bwd_data_1x1(G, p, a, P, "conv_bwd_data__cublas_col2im (1x1)");
+    if (P.one_strided) return run_bwd_data_1x1_strided(G, p, a, st);
     const size_t es = esize(p->ytype);
     for (long long n0 = 0; n0 < p->n; n0 += P.imgs_chunk) {
         const long long nimg = p->n - n0 < P.imgs_chunk ? p->n - n0 : P.imgs_chunk;

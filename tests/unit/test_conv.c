@@ -190,7 +190,7 @@ int main(void)
     }
     /* dense channels-last problems (packed NHWC x/y, KRSC filter, groups 1) in FLOAT / HALF /
      * BFLOAT16: the CUDA backend runs them through its cuBLAS GEMM path (im2col / col2im, the
-     * no-copy 1x1 stride-1 form, and backward data of stride-1 problems as a forward GEMM); every
+     * no-copy 1x1 stride-1 form, strided 1x1 backward data as strided-batched GEMMs, and backward data of stride-1 problems as a forward GEMM); every
      * other case limits its column buffer to a few KiB so the chunked loops (rows, images, float
      * accumulation of the filter gradient) are exercised */
     {
@@ -206,9 +206,10 @@ int main(void)
                 t.k = th_randint(1, 9);
                 t.xlay = t.ylay = LAY_NHWC;
                 t.w_nhwc = 1;
-                if (i % 4 == 1)
+                if (i % 4 == 1) /* 1x1, pad 0, strides 1, 2, 3 in turn (the strided-batched backward data) */
                     for (int a = 3 - t.nsp; a < 3; a++) {
-                        t.flt[a] = t.stride[a] = 1;
+                        t.flt[a] = 1;
+                        t.stride[a] = 1 + (i / 4) % 3;
                         t.pad[a] = 0;
                         t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
                     }
