@@ -13,7 +13,7 @@
  * by splitting dx into its s phases (the fold of cudnnTransformTensorEx, see transform.c):
  * with the padded dx index i + pad = q*s + r, only filter taps t = m*s + r reach phase r, and
  * dx_r[q] = sum dy[q - m] * w[m*s + r], a stride-1 backward data with filter ceil(T/s) taps
- * whose input channels are the (channel, phase) pairs c*F + r (F = product of the strides).
+ * whose input channels are the (phase, channel) pairs r*C + c (F = product of the strides).
  * Per spatial dim with grad (dx) extent H, filter T, diff (dy) extent O, pad p, stride s:
  *   s == 1: fold 1, folded grad H + 2p, filter T (dilation kept), diff O;
  *   s > 1:  fold s, folded grad Hf = ceil((H+2p)/s), filter Tf = ceil(T/s), diff padded at the
@@ -23,7 +23,8 @@
  * diffPad pads dy at the end; gradFold pads dx by p before and Hf*s - H - p after and folds
  * (apply it to dx when beta != 0); gradUnfold is its inverse, giving back the H-extent dx.
  * A true convolution (CUDNN_CONVOLUTION) with a stride > 1 would need the phases in reverse
- * order in the filter, which no fold transform expresses: NOT_SUPPORTED. */
+ * order in the filter, which no fold transform expresses: NOT_SUPPORTED. So are groups > 1
+ * with a stride > 1: the phase-major channel order splits every group across the tensor. */
 #include <string.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
@@ -165,6 +166,11 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnGetFoldedConvBackwardDataDescriptors(
         dpa[2 + i] = (int)(Of - O);
         gpa[2 + i] = (int)(Hf * s - H - pd);
     }
+    if (F > 1 && convDesc->group_count > 1)
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                         "groups=%d with a stride > 1: the fold puts the channels phase-major (phase * C + c, as NVIDIA's cuDNN does), "
+                         "which splits each group's channels across the folded tensor; fold with groups 1 or stride 1",
+                         convDesc->group_count);
     if ((long long)gradDesc->dim[1] * F > 0x7fffffffLL)
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "folded channel count %lld does not fit in int", (long long)gradDesc->dim[1] * F);
     fw[0] = filterDesc->dim[0];

@@ -4,8 +4,9 @@
  * and after every dim (>= 0), a fold factor per spatial dim (dims 2..) and a direction.
  *   FOLD:   dest = fold(pad(src)). pad extends each dim with zeros; fold with factors f_i
  *           turns spatial dims S_i into ceil(S_i/f_i) and C into C*F (F = prod f_i): element
- *           (n, c, s) with s_i = q_i*f_i + r_i goes to (n, c*F + r, q), r = row-major
- *           flattening of the r_i; positions past the padded extent are zero.
+ *           (n, c, s) with s_i = q_i*f_i + r_i goes to (n, r*C + c, q) (C the padded channel
+ *           count, r = row-major flattening of the r_i: phase-major channels, H phase before
+ *           W phase, as NVIDIA's cuDNN orders them); positions past the padded extent are zero.
  *   UNFOLD: the exact inverse: dest = crop(unfold(src)), C must be a multiple of F and the
  *           padding amounts are removed after unfolding. cudnnInitTransformDest gives the
  *           full unfolded extent; a destination up to f-1 smaller in a spatial dim (the
@@ -187,8 +188,9 @@ static void apply(const struct cudnnTensorTransformStruct *d, int nb, const int 
         int ok = 1;
         if (fold) {
             /* padded coordinates of the source element this dest element holds */
-            int64_t r = di[1] % F;
-            si[1] = (int)(di[1] / F);
+            const int64_t cp = ddim[1] / F; /* padded source channels */
+            int64_t r = di[1] / cp;
+            si[1] = (int)(di[1] % cp);
             si[0] = di[0];
             for (int k = nb - 1; k >= 2; k--) {
                 int rk = (int)(r % d->fold[k]);
@@ -200,15 +202,17 @@ static void apply(const struct cudnnTensorTransformStruct *d, int nb, const int 
                 if (si[k] < 0 || si[k] >= sdim[k]) ok = 0;
             }
         } else {
-            int u[CUDNN_DIM_MAX];
+            int u[CUDNN_DIM_MAX] = {0};
             for (int k = 0; k < nb; k++) u[k] = di[k] + d->pad_before[k];
             int64_t r = 0;
             for (int k = 2; k < nb; k++) {
                 r = r * d->fold[k] + u[k] % (int)d->fold[k];
                 si[k] = u[k] / (int)d->fold[k];
             }
+            const int64_t cu = sdim[1] / F; /* channels of one phase of the folded source */
             si[0] = u[0];
-            si[1] = (int)(u[1] * F + r);
+            si[1] = (int)(r * cu + u[1]);
+            if (u[1] >= cu) ok = 0;
             for (int k = 0; k < nb; k++)
                 if (si[k] >= sdim[k]) ok = 0;
         }

@@ -23,8 +23,9 @@ __global__ void transform_ex(XGeom g, TV ts, const void *S, TV td, void *D, long
         for (int k = g.nb - 1; k >= 0; k--) { di[k] = (int)(r % td.dim[k]); r /= td.dim[k]; }
         bool ok = true;
         if (g.fold_dir) {
-            long long q = di[1] % g.F;
-            si[1] = (int)(di[1] / g.F);
+            const long long cp = td.dim[1] / g.F; /* padded source channels (phase-major, transform.c) */
+            long long q = di[1] / cp;
+            si[1] = (int)(di[1] % cp);
             si[0] = di[0];
             for (int k = g.nb - 1; k >= 2; k--) {
                 const int rk = (int)(q % g.fold[k]);
@@ -43,8 +44,10 @@ __global__ void transform_ex(XGeom g, TV ts, const void *S, TV td, void *D, long
                 q = q * g.fold[k] + u[k] % g.fold[k];
                 si[k] = u[k] / g.fold[k];
             }
+            const long long cu = g.sdim[1] / g.F; /* channels of one phase of the folded source */
             si[0] = u[0];
-            si[1] = (int)(u[1] * g.F + q);
+            si[1] = (int)(q * cu + u[1]);
+            if (u[1] >= cu) ok = false;
             for (int k = 0; k < g.nb; k++)
                 if (si[k] >= g.sdim[k]) ok = false;
         }

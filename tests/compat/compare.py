@@ -42,11 +42,7 @@ SUPERSET = (
     "f16_norm_per_channel_persist_norm_relu_nhwc/infer_y",      # cudnnNormalizationForwardInference
     "f16_norm_per_channel_persist_norm_add_relu_nhwc/infer_y",  # with fused activation / add
 )
-#   layout: the fold of cudnnTransformTensorEx (CUDNN_TRANSFORM_FOLD) orders the folded channels
-#   differently from NVIDIA's library (values agree as a set; docs/compat.md)
-#   (the 2x2 probe showed NVIDIA's order is phase-major, c_out = phase*C + c, where FreeDNN has
-#   c*F + phase; the 2x3 case is there to tell whether NVIDIA's phase runs H-major or W-major)
-LAYOUT = ("f32_transform_ex_nchw_fold_2x2/y", "f32_transform_ex_nchw_fold_2x3/y")
+LAYOUT = ()  # none left: the fold now orders channels as NVIDIA does (phase-major, H phase first)
 
 ours, ours_txt = run(sys.argv[1])
 theirs, theirs_txt = run(sys.argv[2])

@@ -294,12 +294,11 @@ void ref_reduce(int op, int prop, int nd, const int *adim, const int *cdim, cons
 void ref_fold(int nb, const int *sdim, const int *pb, const int *pa, const unsigned *fold, const double *src, const int *ddim, double *dst)
 {
     int pdim[8];
-    int64_t dn = 1, pn = 1, F = 1;
+    int64_t dn = 1, pn = 1;
     for (int i = 0; i < nb; i++) {
         pdim[i] = sdim[i] + pb[i] + pa[i];
         dn *= ddim[i];
         pn *= pdim[i];
-        if (i >= 2) F *= fold[i - 2];
     }
     for (int64_t i = 0; i < dn; i++) dst[i] = 0;
     for (int64_t p = 0; p < pn; p++) {
@@ -322,7 +321,7 @@ void ref_fold(int nb, const int *sdim, const int *pb, const int *pa, const unsig
             di[k] = pi[k] / (int)fold[k - 2];
         }
         di[0] = pi[0];
-        di[1] = (int)(pi[1] * F + phase);
+        di[1] = (int)(phase * pdim[1] + pi[1]); /* phase-major: all channels of phase 0, then phase 1, ... */
         int64_t o = 0;
         for (int k = 0; k < nb; k++) o = o * ddim[k] + di[k];
         dst[o] = v;

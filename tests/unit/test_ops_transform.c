@@ -205,6 +205,39 @@ static void desc_and_errors(cudnnHandle_t h)
     TH_OK(cudnnDestroyTensorTransformDescriptor(NULL));
 }
 
+/* The fold's channel order as NVIDIA's cuDNN 9.19 produced it on an H200 (tests/compat probe):
+ * x = 0..47 as 1x2x4x6 NCHW, folds {2, 2} and {2, 3}; the destination channel is
+ * phase * C + c with phase = h_phase * f_w + w_phase. Pinned here independently of ref_fold. */
+static void fold_nvidia_order(cudnnHandle_t h)
+{
+    static const double want22[48] = {0, 2, 4, 12, 14, 16, 24, 26, 28, 36, 38, 40, 1, 3, 5, 13, 15, 17, 25, 27, 29, 37, 39, 41,
+                                      6, 8, 10, 18, 20, 22, 30, 32, 34, 42, 44, 46, 7, 9, 11, 19, 21, 23, 31, 33, 35, 43, 45, 47};
+    static const double want23[48] = {0, 3, 12, 15, 24, 27, 36, 39, 1, 4, 13, 16, 25, 28, 37, 40, 2, 5, 14, 17, 26, 29, 38, 41,
+                                      6, 9, 18, 21, 30, 33, 42, 45, 7, 10, 19, 22, 31, 34, 43, 46, 8, 11, 20, 23, 32, 35, 44, 47};
+    int sdim[4] = {1, 2, 4, 6}, pz[4] = {0, 0, 0, 0};
+    for (int v = 0; v < 2; v++) {
+        unsigned fold[2] = {2, v ? 3u : 2u};
+        int ddim[4] = {1, v ? 12 : 8, 2, v ? 2 : 3};
+        tt S, D;
+        tt_make(h, &S, CUDNN_DATA_FLOAT, 4, sdim, OL_NCHW);
+        tt_make(h, &D, CUDNN_DATA_FLOAT, 4, ddim, OL_NCHW);
+        double x[48], got[48];
+        for (int i = 0; i < 48; i++) x[i] = i;
+        tt_fill(h, &S, x, 0);
+        cudnnTensorTransformDescriptor_t td;
+        TH_OK(cudnnCreateTensorTransformDescriptor(&td));
+        TH_OK(cudnnSetTensorTransformDescriptor(td, 4, CUDNN_TENSOR_NCHW, pz, pz, fold, CUDNN_TRANSFORM_FOLD));
+        float one = 1, zero = 0;
+        TH_OK(cudnnTransformTensorEx(h, td, &one, S.d, S.dev, &zero, D.d, D.dev));
+        tt_read(h, &D, got);
+        th_compare(v ? "fold 2x3 channel order = NVIDIA's" : "fold 2x2 channel order = NVIDIA's", got, v ? want23 : want22, 48,
+                   th_tolerance("transform", CUDNN_DATA_FLOAT));
+        cudnnDestroyTensorTransformDescriptor(td);
+        tt_free(h, &S);
+        tt_free(h, &D);
+    }
+}
+
 int main(void)
 {
     th_seed(0x7f0);
@@ -212,6 +245,7 @@ int main(void)
     for (int t = 0; t < 5; t++)
         for (int it = 0; it < 12; it++) one_case(h, ttypes[t], it);
     vect_case(h);
+    fold_nvidia_order(h);
     for (int t = 0; t < 5; t++) filter_case(h, ttypes[t]);
     desc_and_errors(h);
     cudnnDestroy(h);
