@@ -553,6 +553,168 @@ __global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX
     }
 }
 
+/* ---- NCHW planes in shared memory: x, y (dy, dx) all packed NCHW, one (n, c) plane per block
+ * iteration. The per-output kernels above read x with stride sh along a row (FLOAT 3x3/2: each
+ * warp load spans 2-3 lines, about 27 L1 wavefronts per 32 outputs) and the backward re-reads
+ * windows or an argmax map through L2; here each input plane is read once with coalesced loads,
+ * staged in shared memory, and the outputs are computed from there and written once, coalesced.
+ * Forward: every output runs p2_window on the staged plane (same rules, same arithmetic).
+ * Max backward: (1) stage x and dy, (2) every output's selection (p2_window: first maximum in
+ * row-major window order, NaN rules) to shared memory as an input position, (3) every dx element
+ * adds, in ascending (oh, ow) order, dy of the covering windows that selected it -- the same terms
+ * in the same order as pool2d_maxbwd_map / pool2d_bwd_fast. Average backward: (1) stage dy / divisor
+ * per output (the divisor of pool2d_bwd_fast), (2) every dx element adds those of its covering
+ * windows in ascending order. Shared memory: plane sizes checked by plane_bytes(). ---- */
+const int PL_LD = 4; /* independent loads per thread and round of the staging loop */
+
+template <typename T, typename S>
+__device__ __forceinline__ void pl_stage(const T *src, S *dst, unsigned n)
+{
+    for (unsigned i0 = 0; i0 < n; i0 += PL_LD * 256u) {
+        T r[PL_LD];
+#pragma unroll
+        for (int j = 0; j < PL_LD; j++) {
+            const unsigned i = i0 + threadIdx.x + 256u * j;
+            if (i < n) r[j] = src[i];
+        }
+#pragma unroll
+        for (int j = 0; j < PL_LD; j++) {
+            const unsigned i = i0 + threadIdx.x + 256u * j;
+            if (i < n) dst[i] = (S)fdnn_ewd::to_a(r[j]);
+        }
+    }
+}
+
+__host__ __device__ __forceinline__ unsigned pl_al8(unsigned b) { return (b + 7u) & ~7u; }
+
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_fwd_plane(P2 g, const T *X, T *Y, unsigned planes, typename fdnn_ewd::Acc<T>::type alpha,
+                                                        typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    extern __shared__ __align__(16) unsigned char pl_sm[];
+    T *sx = reinterpret_cast<T *>(pl_sm);
+    const unsigned HW = g.H * g.W, OHW = g.OH * g.OW;
+    for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
+        const T *xp = X + (size_t)p * HW;
+        for (unsigned i0 = 0; i0 < HW; i0 += PL_LD * 256u) { /* raw copy (no conversion): T in shared memory */
+            T r[PL_LD];
+#pragma unroll
+            for (int j = 0; j < PL_LD; j++) {
+                const unsigned i = i0 + threadIdx.x + 256u * j;
+                if (i < HW) r[j] = xp[i];
+            }
+#pragma unroll
+            for (int j = 0; j < PL_LD; j++) {
+                const unsigned i = i0 + threadIdx.x + 256u * j;
+                if (i < HW) sx[i] = r[j];
+            }
+        }
+        __syncthreads();
+        T *yp = Y + (size_t)p * OHW;
+        for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
+            const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
+            F acc[1];
+            int best[1];
+            p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, acc, best);
+            VLd<T, 1>::st(yp + o, acc, alpha, beta);
+        }
+        __syncthreads(); /* sx is restaged for the next plane */
+    }
+}
+
+/* The outputs whose windows cover input (ih, iw): rows [lh, uh], columns [lw, uw] (as pool2d_bwd_fast). */
+__device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned ih, unsigned iw, int &lh, int &uh, int &lw, int &uw)
+{
+    const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
+    lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+    uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw + (unsigned)g.pw);
+    if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+    if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+}
+
+/* MAX: shared = [x plane: T][selection per output: int][dy per output: F]; average: [dy/divisor per output: F]. */
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const T *DY, T *DX, unsigned planes,
+                                                        typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    extern __shared__ __align__(16) unsigned char pl_sm[];
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const unsigned HW = g.H * g.W, OHW = g.OH * g.OW;
+    T *sx = reinterpret_cast<T *>(pl_sm);
+    int *sb = reinterpret_cast<int *>(pl_sm + (g.is_max ? pl_al8(HW * (unsigned)sizeof(T)) : 0u));
+    F *sd = g.is_max ? reinterpret_cast<F *>(reinterpret_cast<unsigned char *>(sb) + pl_al8(OHW * 4u)) : reinterpret_cast<F *>(pl_sm);
+    for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
+        pl_stage<T, F>(DY + (size_t)p * OHW, sd, OHW);
+        if (g.is_max) {
+            const T *xp = X + (size_t)p * HW;
+            for (unsigned i0 = 0; i0 < HW; i0 += PL_LD * 256u) {
+                T r[PL_LD];
+#pragma unroll
+                for (int j = 0; j < PL_LD; j++) {
+                    const unsigned i = i0 + threadIdx.x + 256u * j;
+                    if (i < HW) r[j] = xp[i];
+                }
+#pragma unroll
+                for (int j = 0; j < PL_LD; j++) {
+                    const unsigned i = i0 + threadIdx.x + 256u * j;
+                    if (i < HW) sx[i] = r[j];
+                }
+            }
+        }
+        __syncthreads();
+        for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
+            const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
+            if (g.is_max) {
+                F v[1];
+                int best[1];
+                p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, v, best);
+                sb[o] = best[0];
+            } else {
+                F div;
+                if (g.incl) div = F(wh * ww);
+                else {
+                    const int hs = (int)oh * g.sh - g.ph, ws = (int)ow * g.sw - g.pw;
+                    const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+                    const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                    div = F((h1 - h0) * (w1 - w0));
+                }
+                /* a window with no input in bounds covers no dx element: never added */
+                sd[o] = div > F(0) ? sd[o] / div : F(0);
+            }
+        }
+        __syncthreads();
+        T *dxp = DX + (size_t)p * HW;
+        for (unsigned i = threadIdx.x; i < HW; i += 256u) {
+            const unsigned ih = fdiv(g.fW, i), iw = i - ih * g.W;
+            int lh, uh, lw, uw;
+            pl_cover(g, wh, ww, ih, iw, lh, uh, lw, uw);
+            F acc[1] = {F(0)};
+            for (int oh = lh; oh <= uh; oh++)
+                for (int ow = lw; ow <= uw; ow++) {
+                    const unsigned o = (unsigned)oh * g.OW + (unsigned)ow;
+                    if (!g.is_max) acc[0] += sd[o];
+                    else if (sb[o] == (int)i) acc[0] += sd[o];
+                }
+            VLd<T, 1>::st(dxp + i, acc, alpha, beta);
+        }
+        __syncthreads(); /* shared memory is restaged for the next plane */
+    }
+}
+
+/* Shared bytes of the plane kernels (0: forward), or ~0u when a plane is too large or too small. */
+template <typename T> unsigned plane_bytes(const P2 &g, int fwd)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned long long HW = (unsigned long long)g.H * g.W, OHW = (unsigned long long)g.OH * g.OW;
+    if (HW < 512 || HW > 65536 || OHW > 65536) return ~0u; /* small planes: most of a 256-thread block would idle */
+    const unsigned hw = (unsigned)HW, ohw = (unsigned)OHW;
+    const unsigned b = fwd ? hw * (unsigned)sizeof(T)
+                           : g.is_max ? pl_al8(hw * (unsigned)sizeof(T)) + pl_al8(ohw * 4u) + ohw * (unsigned)sizeof(F) : ohw * (unsigned)sizeof(F);
+    return b <= 40u * 1024u ? b : ~0u;
+}
+
 /* 1: packed NCHW, 2: packed NHWC, 0: neither (4-D only). */
 int pool_layout(const struct cudnnTensorStruct *t)
 {
@@ -606,6 +768,25 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     const unsigned grid = fdnn_ewd::dense_grid(h, g.total / VL);
     cudaStream_t s = (cudaStream_t)h->stream;
     const int k = g.wh == 2 && g.ww == 2 ? 2 : g.wh == 3 && g.ww == 3 ? 3 : 0;
+    if (VL == 1 && !g.xnhwc && !g.ynhwc && !g.onhwc) { /* NCHW: a plane per block through shared memory */
+        const unsigned pb = plane_bytes<T>(g, fwd);
+        const bool cells = g.is_max && g.sh >= g.wh && g.sw >= g.ww; /* non-overlapping max backward: the cell kernel below */
+        if (pb != ~0u && (fwd || !cells)) {
+            const unsigned planes = g.total / (fwd ? g.OH * g.OW : g.H * g.W);
+            const T *x = (const T *)X, *dy = (const T *)DY;
+            T *o = (T *)O;
+            if (fwd) {
+                if (k == 2) pool2d_fwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
+                else if (k == 3) pool2d_fwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
+                else pool2d_fwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
+            } else {
+                if (k == 2) pool2d_bwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+                else if (k == 3) pool2d_bwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+                else pool2d_bwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+            }
+            return;
+        }
+    }
     if (fwd) {
         if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         else if (k == 3) pool2d_fwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
