@@ -498,6 +498,95 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char
     }
 }
 
+/* The outputs whose windows cover input (ih, iw): rows [lh, uh], columns [lw, uw] (as pool2d_bwd_fast). */
+__device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned ih, unsigned iw, int &lh, int &uh, int &lw, int &uw)
+{
+    const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
+    lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+    uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw + (unsigned)g.pw);
+    if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+    if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+}
+
+/* NHWC backward (VL > 1, every tensor NHWC) by 2x2 quads of dx pixels (2qh..2qh+1, 2qw..2qw+1):
+ * the outputs covering any of the 4 pixels are visited once in ascending (oh, ow) order, their dy
+ * vector (and, for max, argmax-map entry) loaded once and added to each pixel whose own covering
+ * range contains them -- per pixel the same terms in the same order as pool2d_maxbwd_map (MAXM:
+ * dy where the map's tap equals the pixel's position in that window) and pool2d_bwd_fast
+ * (average: dy / divisor). With 3x3 windows and stride 2 the union is 2x2 outputs: 4 dy loads
+ * for 4 pixels instead of 9. Work item k: channel vector fastest, then qw, qh, n. */
+template <typename T, int VL, bool MAXM>
+__global__ void __launch_bounds__(256) pool2d_bwd_quad(P2 g, const signed char *map, const T *DY, T *DX, unsigned items, fdnn_ewd::FDiv fQW,
+                                                       fdnn_ewd::FDiv fQH, typename fdnn_ewd::Acc<T>::type alpha,
+                                                       typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = g.wh, ww = g.ww;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
+        const unsigned c = fmod_(g.fCV, k) * VL;
+        unsigned r = fdiv(g.fCV, k);
+        const unsigned qw = fmod_(fQW, r);
+        r = fdiv(fQW, r);
+        const unsigned qh = fmod_(fQH, r), n = fdiv(fQH, r);
+        int lh[4], uh[4], lw[4], uw[4];
+        int LH = 0x7fffffff, UH = -1, LW = 0x7fffffff, UW = -1;
+        F acc[4][VL];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const unsigned ih = 2 * qh + (q >> 1), iw = 2 * qw + (q & 1);
+#pragma unroll
+            for (int l = 0; l < VL; l++) acc[q][l] = F(0);
+            if (ih >= g.H || iw >= g.W) { lh[q] = 1, uh[q] = 0, lw[q] = 1, uw[q] = 0; continue; } /* empty range */
+            pl_cover(g, wh, ww, ih, iw, lh[q], uh[q], lw[q], uw[q]);
+            if (lh[q] > uh[q] || lw[q] > uw[q]) continue;
+            LH = min(LH, lh[q]), UH = max(UH, uh[q]), LW = min(LW, lw[q]), UW = max(UW, uw[q]);
+        }
+        for (int oh = LH; oh <= UH; oh++)
+            for (int ow = LW; ow <= UW; ow++) {
+                const unsigned yo = ((n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c;
+                F d[VL];
+                VLd<T, VL>::ld(DY + yo, d);
+                if (MAXM) {
+                    int t[VL];
+                    MapLd<VL>::ld(map + yo, t);
+                    const int hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        if (oh < lh[q] || oh > uh[q] || ow < lw[q] || ow > uw[q]) continue;
+                        const int me = ((int)(2 * qh) + (q >> 1) - hs) * ww + ((int)(2 * qw) + (q & 1) - ws);
+#pragma unroll
+                        for (int l = 0; l < VL; l++)
+                            if (t[l] == me) acc[q][l] += d[l];
+                    }
+                } else {
+                    F div;
+                    if (g.incl) div = F(wh * ww);
+                    else {
+                        const int hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+                        const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                        div = F((h1 - h0) * (w1 - w0));
+                    }
+                    F qv[VL];
+#pragma unroll
+                    for (int l = 0; l < VL; l++) qv[l] = d[l] / div; /* div >= 1: the window covers a pixel */
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        if (oh < lh[q] || oh > uh[q] || ow < lw[q] || ow > uw[q]) continue;
+#pragma unroll
+                        for (int l = 0; l < VL; l++) acc[q][l] += qv[l];
+                    }
+                }
+            }
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const unsigned ih = 2 * qh + (q >> 1), iw = 2 * qw + (q & 1);
+            if (ih >= g.H || iw >= g.W) continue;
+            VLd<T, VL>::st(DX + ((size_t)(n * g.H + ih) * g.W + iw) * g.C + c, acc[q], alpha, beta);
+        }
+    }
+}
+
 /* Average backward, dy and dx packed NCHW, W % 4 == 0, dx 4*sizeof(T)-aligned: one thread per 4
  * consecutive dx elements of a row. It walks the union of their covering windows once in
  * ascending (oh, ow) order, forms dy/divisor once per window and adds it to each of the 4 elements
@@ -707,16 +796,6 @@ __global__ void __launch_bounds__(256) pool2d_fwd_plane(P2 g, const T *X, T *Y, 
     }
 }
 
-/* The outputs whose windows cover input (ih, iw): rows [lh, uh], columns [lw, uw] (as pool2d_bwd_fast). */
-__device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned ih, unsigned iw, int &lh, int &uh, int &lw, int &uw)
-{
-    const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
-    lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
-    uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw + (unsigned)g.pw);
-    if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
-    if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
-}
-
 /* MAX: shared = [x plane: T][selection per output: int][dy per output: F]; average: [dy/divisor per output: F]. */
 template <typename T, int KH, int KW>
 __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const T *DY, T *DX, unsigned planes,
@@ -826,6 +905,21 @@ int pool_nhwc_ok(const struct cudnnTensorStruct *t)
     return 1;
 }
 
+/* Launches pool2d_bwd_quad over the dx of g (g.total dx elements) when it applies (VL > 1: every
+ * tensor NHWC; 3x3 windows, stride 2); returns false otherwise. */
+template <typename T, int VL, bool MAXM>
+bool pool_bwd_quad(cudnnHandle_t h, const P2 &g, const signed char *map, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                   typename fdnn_ewd::Acc<T>::type beta)
+{
+    if (VL == 1 || g.wh != 3 || g.ww != 3 || g.sh != 2 || g.sw != 2 || g.H * g.W == 0) return false;
+    const unsigned QH = (g.H + 1) / 2, QW = (g.W + 1) / 2, N = g.total / (g.C * g.H * g.W);
+    const unsigned long long items = (unsigned long long)N * QH * QW * (g.C / VL);
+    if (items == 0 || items >= 0x7fffffffULL) return false;
+    pool2d_bwd_quad<T, VL, MAXM><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, (cudaStream_t)h->stream>>>(
+        g, map, DY, DX, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), alpha, beta);
+    return true;
+}
+
 template <typename T, int VL, int KH, int KW>
 void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
                         typename fdnn_ewd::Acc<T>::type beta, signed char *map, unsigned per)
@@ -837,6 +931,7 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
         P2 gy = g, gx = g;
         gy.total = nb * yi, gx.total = nb * xi;
         pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
+        if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
         pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
                                                                                                 DX + (size_t)n0 * xi, alpha, beta);
     }
@@ -907,6 +1002,7 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             return;
         }
     }
+    if (!g.is_max && pool_bwd_quad<T, VL, false>(h, g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta)) return;
     if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {
         const fdnn_ewd::FDiv fW4 = fdnn_ewd::mk_fdiv(g.W / 4);
         const unsigned g4 = fdnn_ewd::dense_grid(h, g.total / 4);
