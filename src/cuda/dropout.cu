@@ -7,8 +7,7 @@
  * space gets one mask byte per element at its logical index. Packed tensors (strides equal to
  * the packed row-major ones, any type) take a vectorised path; others index through their
  * strides. NHWC-dense tensors take a kernel that walks memory in NHWC order while computing
- * the same logical-order mask (dropout_nhwc_kernel; a 4-channel x 4-w variant measured slower on
- * the H200, 0.121 against 0.100 ms on FLOAT 32x256x56x56, and was removed). */
+ * the same logical-order mask (dropout_nhwc_kernel, a 32-channel x 32-w tile per block). */
 #include <cuda_runtime.h>
 #include <string.h>
 #include "cuda_norm.h"
@@ -150,42 +149,62 @@ int grid_for(long long groups)
 
 
 /* NHWC-dense tensors (x and y with the same channels-innermost strides, W a multiple of 4): the
- * mask stays defined over the logical NCHW index, so a thread takes the logical group of 4
- * elements (n, c, h, 4*wg .. 4*wg+3) -- one Philox block, one 32-bit mask word -- and touches
- * them at memory offsets ((n*H + h)*W + 4*wg + k)*C + c. Lanes are 8 channels x 4 w-groups, so
- * every data access of a warp covers full 32-byte sectors (FLOAT) and the mask words of a warp
- * come in 16-byte runs. 32-bit index math (the caller checks the sizes). */
+ * mask stays defined over the logical NCHW index, so memory order (c fastest) and mask order (w
+ * fastest) differ by a transpose. One block per tile of 32 channels x 32 w of one (n, h) row:
+ *  phase 1, mask order: thread (c_local = t / 8, wg = t % 8) owns the logical group of 4 elements
+ *  (n, c, h, w0 + 4*wg .. +3) -- one Philox block, one 32-bit mask word at logical e0 / 4; the 8
+ *  lanes of a channel write 32 contiguous mask bytes (whole sectors). The 4 keep bits go to
+ *  shared memory.
+ *  phase 2, memory order: thread (c_local = t % 32, w_sub = t / 32) moves elements
+ *  (w0 + w_sub + 8*j, c) for j = 0..3 at ((n*H + h)*W + w)*C + c: a warp covers 32 contiguous
+ *  channels (a whole 128-byte line for FLOAT).
+ * The earlier mapping (8 channels x 4 w-groups per warp) touched only 32 bytes of every line per
+ * access and wrote the mask in 16-byte pieces. Each element is read and written by one thread
+ * (x may equal y). 32-bit index math (the caller checks the sizes). */
 template <typename T, bool FWD>
-__global__ void __launch_bounds__(256) dropout_nhwc_kernel(const T *in, T *out, unsigned N, unsigned C, unsigned H, unsigned W, unsigned CT,
-                                                           unsigned WG, unsigned total, float p, double scale, unsigned long long seed,
-                                                           uint8_t *mask)
+__global__ void __launch_bounds__(256) dropout_nhwc_kernel(const T *in, T *out, unsigned C, unsigned H, unsigned W, unsigned CT, unsigned WT,
+                                                           float p, double scale, unsigned long long seed, uint8_t *mask)
 {
-    for (unsigned t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
-        const unsigned c_lo = t & 7;
-        unsigned r = t >> 3;
-        const unsigned wg = r % WG;
-        r /= WG;
-        const unsigned ct = r % CT;
-        r /= CT;
-        const unsigned h = r % H, n = r / H;
-        const unsigned c = ct * 8 + c_lo;
-        if (c >= C || n >= N) continue;
-        const unsigned e0 = ((n * C + c) * H + h) * W + 4 * wg;
-        unsigned bits;
-        if (FWD) {
-            bits = keep4(seed, (unsigned long long)(e0 >> 2), p);
-            reinterpret_cast<uint32_t *>(mask)[e0 >> 2] =
-                (bits & 1) | ((bits >> 1 & 1) << 8) | ((bits >> 2 & 1) << 16) | ((bits >> 3 & 1) << 24);
-        } else {
-            const uint32_t w = reinterpret_cast<const uint32_t *>(mask)[e0 >> 2];
-            bits = (w & 0xff ? 1u : 0u) | (w & 0xff00 ? 2u : 0u) | (w & 0xff0000 ? 4u : 0u) | (w & 0xff000000u ? 8u : 0u);
+    __shared__ unsigned char kb[32][9]; /* keep bits of (c_local, wg); 9: fewer bank conflicts */
+    unsigned b = blockIdx.x;
+    const unsigned wt = b % WT;
+    b /= WT;
+    const unsigned ct = b % CT;
+    b /= CT;
+    const unsigned h = b % H, n = b / H;
+    const unsigned w0 = wt * 32, c0 = ct * 32;
+    const unsigned wn = W - w0 < 32 ? W - w0 : 32; /* a multiple of 4 (W and w0 are) */
+    const unsigned t = threadIdx.x;
+    {
+        const unsigned cl = t >> 3, wg = t & 7, c = c0 + cl;
+        if (c < C && 4 * wg < wn) {
+            const unsigned e0 = ((n * C + c) * H + h) * W + w0 + 4 * wg; /* a multiple of 4 */
+            unsigned bits;
+            if (FWD) {
+                bits = keep4(seed, (unsigned long long)(e0 >> 2), p);
+                reinterpret_cast<uint32_t *>(mask)[e0 >> 2] =
+                    (bits & 1) | ((bits >> 1 & 1) << 8) | ((bits >> 2 & 1) << 16) | ((bits >> 3 & 1) << 24);
+            } else {
+                const uint32_t m = reinterpret_cast<const uint32_t *>(mask)[e0 >> 2];
+                bits = (m & 0xff ? 1u : 0u) | (m & 0xff00 ? 2u : 0u) | (m & 0xff0000 ? 4u : 0u) | (m & 0xff000000u ? 8u : 0u);
+            }
+            kb[cl][wg] = (unsigned char)bits;
         }
-        const unsigned mo = ((n * H + h) * W + 4 * wg) * C + c;
-        T v[4];
+    }
+    __syncthreads();
+    const unsigned cl = t & 31, ws = t >> 5, c = c0 + cl;
+    if (c >= C) return;
+    const unsigned rowo = (n * H + h) * W;
+    T v[4];
 #pragma unroll
-        for (int k = 0; k < 4; k++) v[k] = in[mo + k * C];
+    for (int j = 0; j < 4; j++) {
+        const unsigned w = ws + 8 * j;
+        if (w < wn) v[j] = in[(rowo + w0 + w) * C + c];
+    }
 #pragma unroll
-        for (int k = 0; k < 4; k++) out[mo + k * C] = scaled(v[k], (bits >> k) & 1, scale);
+    for (int j = 0; j < 4; j++) {
+        const unsigned w = ws + 8 * j;
+        if (w < wn) out[(rowo + w0 + w) * C + c] = scaled(v[j], (kb[cl][w >> 2] >> (w & 3)) & 1, scale);
     }
 }
 
@@ -216,16 +235,10 @@ int try_nhwc(cudnnHandle_t h, const struct cudnnTensorStruct *xd, const void *x,
     if (!nhwc_dense(xd) || !same_strides(xd, yd) || (uintptr_t)mask % 4 != 0) return 0;
     const unsigned long long N = xd->dim[0], C = xd->dim[1], H = xd->dim[2], W = xd->dim[3];
     if (W % 4 != 0 || N * C * H * W >= 0x7fffffffULL) return 0;
-    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
-    const long long sms = cs && cs->prop.multiProcessorCount > 0 ? cs->prop.multiProcessorCount : 132;
-    const unsigned long long CT = (C + 7) / 8, WG = W / 4, total = N * H * CT * WG * 8;
-    if (total >= 0x7fffffffULL) return 0;
-    long long g = ((long long)total + 255) / 256;
-    if (g > sms * 32) g = sms * 32;
-    if (g < 1) g = 1;
-    dropout_nhwc_kernel<T, FWD><<<(unsigned)g, 256, 0, fdnn_cuda_stream(h)>>>((const T *)x, (T *)y, (unsigned)N, (unsigned)C, (unsigned)H,
-                                                                             (unsigned)W, (unsigned)CT, (unsigned)WG, (unsigned)total, p,
-                                                                             scale, seed, mask);
+    const unsigned long long CT = (C + 31) / 32, WT = (W + 31) / 32, blocks = N * H * CT * WT;
+    if (blocks >= 0x7fffffffULL) return 0;
+    dropout_nhwc_kernel<T, FWD><<<(unsigned)blocks, 256, 0, fdnn_cuda_stream(h)>>>((const T *)x, (T *)y, (unsigned)C, (unsigned)H, (unsigned)W,
+                                                                                  (unsigned)CT, (unsigned)WT, p, scale, seed, mask);
     *st = fdnn_cuda_check(cudaGetLastError(), FWD ? "dropout_nhwc_kernel<fwd>" : "dropout_nhwc_kernel<bwd>");
     return 1;
 }

@@ -6,7 +6,9 @@
  * input element visits, in ascending output order, the output windows that cover it; for
  * max it re-runs that window's forward selection and takes dy only where it picked this
  * element, for averages it adds dy/divisor. No atomics; results are independent of timing.
- * 2-D packed NCHW/NHWC tensors take typed fast paths (below), the rest these generic kernels. */
+ * 2-D packed NCHW/NHWC tensors take typed fast paths (below), the rest these generic kernels:
+ * NCHW planes of 512..65536 pixels go through shared memory (one plane per block), NHWC 3x3
+ * stride-2 forward computes 2x2 outputs per thread. */
 #include <math.h>
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
@@ -496,6 +498,95 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char
     }
 }
 
+/* The outputs whose windows cover input (ih, iw): rows [lh, uh], columns [lw, uw] (as pool2d_bwd_fast). */
+__device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned ih, unsigned iw, int &lh, int &uh, int &lw, int &uw)
+{
+    const int th = (int)ih + g.ph - wh + 1, tw = (int)iw + g.pw - ww + 1;
+    lh = th <= 0 ? 0 : (int)fdiv(g.fsh, (unsigned)(th + g.sh - 1)), lw = tw <= 0 ? 0 : (int)fdiv(g.fsw, (unsigned)(tw + g.sw - 1));
+    uh = (int)fdiv(g.fsh, ih + (unsigned)g.ph), uw = (int)fdiv(g.fsw, iw + (unsigned)g.pw);
+    if (uh > (int)g.OH - 1) uh = (int)g.OH - 1;
+    if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
+}
+
+/* NHWC backward (VL > 1, every tensor NHWC) by 2x2 quads of dx pixels (2qh..2qh+1, 2qw..2qw+1):
+ * the outputs covering any of the 4 pixels are visited once in ascending (oh, ow) order, their dy
+ * vector (and, for max, argmax-map entry) loaded once and added to each pixel whose own covering
+ * range contains them -- per pixel the same terms in the same order as pool2d_maxbwd_map (MAXM:
+ * dy where the map's tap equals the pixel's position in that window) and pool2d_bwd_fast
+ * (average: dy / divisor). With 3x3 windows and stride 2 the union is 2x2 outputs: 4 dy loads
+ * for 4 pixels instead of 9. Work item k: channel vector fastest, then qw, qh, n. */
+template <typename T, int VL, bool MAXM>
+__global__ void __launch_bounds__(256) pool2d_bwd_quad(P2 g, const signed char *map, const T *DY, T *DX, unsigned items, fdnn_ewd::FDiv fQW,
+                                                       fdnn_ewd::FDiv fQH, typename fdnn_ewd::Acc<T>::type alpha,
+                                                       typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = g.wh, ww = g.ww;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
+        const unsigned c = fmod_(g.fCV, k) * VL;
+        unsigned r = fdiv(g.fCV, k);
+        const unsigned qw = fmod_(fQW, r);
+        r = fdiv(fQW, r);
+        const unsigned qh = fmod_(fQH, r), n = fdiv(fQH, r);
+        int lh[4], uh[4], lw[4], uw[4];
+        int LH = 0x7fffffff, UH = -1, LW = 0x7fffffff, UW = -1;
+        F acc[4][VL];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const unsigned ih = 2 * qh + (q >> 1), iw = 2 * qw + (q & 1);
+#pragma unroll
+            for (int l = 0; l < VL; l++) acc[q][l] = F(0);
+            if (ih >= g.H || iw >= g.W) { lh[q] = 1, uh[q] = 0, lw[q] = 1, uw[q] = 0; continue; } /* empty range */
+            pl_cover(g, wh, ww, ih, iw, lh[q], uh[q], lw[q], uw[q]);
+            if (lh[q] > uh[q] || lw[q] > uw[q]) continue;
+            LH = min(LH, lh[q]), UH = max(UH, uh[q]), LW = min(LW, lw[q]), UW = max(UW, uw[q]);
+        }
+        for (int oh = LH; oh <= UH; oh++)
+            for (int ow = LW; ow <= UW; ow++) {
+                const unsigned yo = ((n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c;
+                F d[VL];
+                VLd<T, VL>::ld(DY + yo, d);
+                if (MAXM) {
+                    int t[VL];
+                    MapLd<VL>::ld(map + yo, t);
+                    const int hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        if (oh < lh[q] || oh > uh[q] || ow < lw[q] || ow > uw[q]) continue;
+                        const int me = ((int)(2 * qh) + (q >> 1) - hs) * ww + ((int)(2 * qw) + (q & 1) - ws);
+#pragma unroll
+                        for (int l = 0; l < VL; l++)
+                            if (t[l] == me) acc[q][l] += d[l];
+                    }
+                } else {
+                    F div;
+                    if (g.incl) div = F(wh * ww);
+                    else {
+                        const int hs = oh * g.sh - g.ph, ws = ow * g.sw - g.pw;
+                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+                        const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                        div = F((h1 - h0) * (w1 - w0));
+                    }
+                    F qv[VL];
+#pragma unroll
+                    for (int l = 0; l < VL; l++) qv[l] = d[l] / div; /* div >= 1: the window covers a pixel */
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        if (oh < lh[q] || oh > uh[q] || ow < lw[q] || ow > uw[q]) continue;
+#pragma unroll
+                        for (int l = 0; l < VL; l++) acc[q][l] += qv[l];
+                    }
+                }
+            }
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const unsigned ih = 2 * qh + (q >> 1), iw = 2 * qw + (q & 1);
+            if (ih >= g.H || iw >= g.W) continue;
+            VLd<T, VL>::st(DX + ((size_t)(n * g.H + ih) * g.W + iw) * g.C + c, acc[q], alpha, beta);
+        }
+    }
+}
+
 /* Average backward, dy and dx packed NCHW, W % 4 == 0, dx 4*sizeof(T)-aligned: one thread per 4
  * consecutive dx elements of a row. It walks the union of their covering windows once in
  * ascending (oh, ow) order, forms dy/divisor once per window and adds it to each of the 4 elements
@@ -553,6 +644,249 @@ __global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX
     }
 }
 
+/* NHWC forward, 3x3 windows with stride 2 in both dims, every tensor NHWC, VL channels per
+ * thread: one thread computes a 2x2 quad of outputs (2qh..2qh+1, 2qw..2qw+1) from the union of
+ * their windows (5x5 input pixels: 25 vector loads for 4 outputs instead of 36, the per-output
+ * kernel's L1/L2 traffic being the limit on large tensors). The union is scanned in row-major
+ * order and each pixel feeds the windows that contain it, so every window sees its own pixels in
+ * its own row-major order and runs p2_window's update and finalisation unchanged: bit-identical
+ * results. MAP: write each output's tap (the selected element's row-major position in its window,
+ * -1 when none) as pool2d_argmax_map does, instead of y. Work item k: channel vector fastest
+ * (coalesced), then qw, qh, n. */
+template <typename T, int VL, bool MAP>
+__global__ void __launch_bounds__(256) pool2d_fwd_quad(P2 g, const T *X, T *Y, signed char *map, unsigned items, fdnn_ewd::FDiv fQW,
+                                                       fdnn_ewd::FDiv fQH, typename fdnn_ewd::Acc<T>::type alpha,
+                                                       typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
+        const unsigned c = fmod_(g.fCV, k) * VL;
+        unsigned r = fdiv(g.fCV, k);
+        const unsigned qw = fmod_(fQW, r);
+        r = fdiv(fQW, r);
+        const unsigned qh = fmod_(fQH, r), n = fdiv(fQH, r);
+        const int oh0 = 2 * (int)qh, ow0 = 2 * (int)qw;
+        const int h0 = oh0 * 2 - g.ph, w0 = ow0 * 2 - g.pw; /* first window's origin (stride 2) */
+        const bool okh1 = oh0 + 1 < (int)g.OH, okw1 = ow0 + 1 < (int)g.OW;
+        F acc[4][VL];
+        int best[4][VL];
+        unsigned nanf[4], cnt[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            nanf[q] = 0, cnt[q] = 0;
+#pragma unroll
+            for (int l = 0; l < VL; l++) acc[q][l] = g.is_max ? F(-INFINITY) : F(0), best[q][l] = -1;
+        }
+        const T *xb = X + (size_t)n * g.H * g.W * g.C + c;
+#pragma unroll
+        for (int a = 0; a < 5; a++) {
+            const int ih = h0 + a;
+            if (ih < 0 || ih >= (int)g.H) continue;
+#pragma unroll
+            for (int b = 0; b < 5; b++) {
+                const int iw = w0 + b;
+                if (iw < 0 || iw >= (int)g.W) continue;
+                if ((a >= 3 && !okh1) || (b >= 3 && !okw1)) continue; /* only in windows of outputs past the edge */
+                F v[VL];
+                VLd<T, VL>::ld(xb + ((unsigned)ih * g.W + (unsigned)iw) * g.C, v);
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const int ar = a - 2 * (q >> 1), br = b - 2 * (q & 1); /* position in window q = (dy, dx) */
+                    if (ar < 0 || ar > 2 || br < 0 || br > 2) continue;   /* compile-time after unrolling */
+                    const int pos = ar * 3 + br;                         /* the tap: pool2d_argmax_map's map entry */
+                    cnt[q]++;
+#pragma unroll
+                    for (int l = 0; l < VL; l++) {
+                        if (g.is_max) {
+                            if (nanf[q] >> l & 1) continue;
+                            if (v[l] != v[l]) {
+                                if (g.prop) nanf[q] |= 1u << l, acc[q][l] = v[l], best[q][l] = pos;
+                                continue;
+                            }
+                            if (best[q][l] < 0 || v[l] > acc[q][l]) acc[q][l] = v[l], best[q][l] = pos;
+                        } else {
+                            acc[q][l] += v[l];
+                        }
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int oh = oh0 + (q >> 1), ow = ow0 + (q & 1);
+            if (oh >= (int)g.OH || ow >= (int)g.OW) continue;
+            const size_t yo = ((size_t)(n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c;
+            if (MAP) {
+#pragma unroll
+                for (int l = 0; l < VL; l++) map[yo + l] = (signed char)best[q][l];
+            } else {
+#pragma unroll
+                for (int l = 0; l < VL; l++) {
+                    if (g.is_max) {
+                        if (best[q][l] < 0) acc[q][l] = cnt[q] ? F(NAN) : F(0);
+                    } else {
+                        const F d = g.incl ? F(9) : F(cnt[q]);
+                        acc[q][l] = d > F(0) ? acc[q][l] / d : F(0);
+                    }
+                }
+                VLd<T, VL>::st(Y + yo, acc[q], alpha, beta);
+            }
+        }
+    }
+}
+
+/* ---- NCHW planes in shared memory: x, y (dy, dx) all packed NCHW, one (n, c) plane per block
+ * iteration. The per-output kernels above read x with stride sh along a row (FLOAT 3x3/2: each
+ * warp load spans 2-3 lines, about 27 L1 wavefronts per 32 outputs) and the backward re-reads
+ * windows or an argmax map through L2; here each input plane is read once with coalesced loads,
+ * staged in shared memory, and the outputs are computed from there and written once, coalesced.
+ * Forward: every output runs p2_window on the staged plane (same rules, same arithmetic).
+ * Max backward: (1) stage x and dy, (2) every output's selection (p2_window: first maximum in
+ * row-major window order, NaN rules) to shared memory as an input position, (3) every dx element
+ * adds, in ascending (oh, ow) order, dy of the covering windows that selected it -- the same terms
+ * in the same order as pool2d_maxbwd_map / pool2d_bwd_fast. Average backward: (1) stage dy / divisor
+ * per output (the divisor of pool2d_bwd_fast), (2) every dx element adds those of its covering
+ * windows in ascending order. Shared memory: plane sizes checked by plane_bytes(). ---- */
+const int PL_LD = 4; /* independent loads per thread and round of the staging loop */
+
+template <typename T, typename S>
+__device__ __forceinline__ void pl_stage(const T *src, S *dst, unsigned n)
+{
+    for (unsigned i0 = 0; i0 < n; i0 += PL_LD * 256u) {
+        T r[PL_LD];
+#pragma unroll
+        for (int j = 0; j < PL_LD; j++) {
+            const unsigned i = i0 + threadIdx.x + 256u * j;
+            if (i < n) r[j] = src[i];
+        }
+#pragma unroll
+        for (int j = 0; j < PL_LD; j++) {
+            const unsigned i = i0 + threadIdx.x + 256u * j;
+            if (i < n) dst[i] = (S)fdnn_ewd::to_a(r[j]);
+        }
+    }
+}
+
+__host__ __device__ __forceinline__ unsigned pl_al8(unsigned b) { return (b + 7u) & ~7u; }
+
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_fwd_plane(P2 g, const T *X, T *Y, unsigned planes, typename fdnn_ewd::Acc<T>::type alpha,
+                                                        typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    extern __shared__ __align__(16) unsigned char pl_sm[];
+    T *sx = reinterpret_cast<T *>(pl_sm);
+    const unsigned HW = g.H * g.W, OHW = g.OH * g.OW;
+    for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
+        const T *xp = X + (size_t)p * HW;
+        for (unsigned i0 = 0; i0 < HW; i0 += PL_LD * 256u) { /* raw copy (no conversion): T in shared memory */
+            T r[PL_LD];
+#pragma unroll
+            for (int j = 0; j < PL_LD; j++) {
+                const unsigned i = i0 + threadIdx.x + 256u * j;
+                if (i < HW) r[j] = xp[i];
+            }
+#pragma unroll
+            for (int j = 0; j < PL_LD; j++) {
+                const unsigned i = i0 + threadIdx.x + 256u * j;
+                if (i < HW) sx[i] = r[j];
+            }
+        }
+        __syncthreads();
+        T *yp = Y + (size_t)p * OHW;
+        for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
+            const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
+            F acc[1];
+            int best[1];
+            p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, acc, best);
+            VLd<T, 1>::st(yp + o, acc, alpha, beta);
+        }
+        __syncthreads(); /* sx is restaged for the next plane */
+    }
+}
+
+/* MAX: shared = [x plane: T][selection per output: int][dy per output: F]; average: [dy/divisor per output: F]. */
+template <typename T, int KH, int KW>
+__global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const T *DY, T *DX, unsigned planes,
+                                                        typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    extern __shared__ __align__(16) unsigned char pl_sm[];
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const unsigned HW = g.H * g.W, OHW = g.OH * g.OW;
+    T *sx = reinterpret_cast<T *>(pl_sm);
+    int *sb = reinterpret_cast<int *>(pl_sm + (g.is_max ? pl_al8(HW * (unsigned)sizeof(T)) : 0u));
+    F *sd = g.is_max ? reinterpret_cast<F *>(reinterpret_cast<unsigned char *>(sb) + pl_al8(OHW * 4u)) : reinterpret_cast<F *>(pl_sm);
+    for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
+        pl_stage<T, F>(DY + (size_t)p * OHW, sd, OHW);
+        if (g.is_max) {
+            const T *xp = X + (size_t)p * HW;
+            for (unsigned i0 = 0; i0 < HW; i0 += PL_LD * 256u) {
+                T r[PL_LD];
+#pragma unroll
+                for (int j = 0; j < PL_LD; j++) {
+                    const unsigned i = i0 + threadIdx.x + 256u * j;
+                    if (i < HW) r[j] = xp[i];
+                }
+#pragma unroll
+                for (int j = 0; j < PL_LD; j++) {
+                    const unsigned i = i0 + threadIdx.x + 256u * j;
+                    if (i < HW) sx[i] = r[j];
+                }
+            }
+        }
+        __syncthreads();
+        for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
+            const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
+            if (g.is_max) {
+                F v[1];
+                int best[1];
+                p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, v, best);
+                sb[o] = best[0];
+            } else {
+                F div;
+                if (g.incl) div = F(wh * ww);
+                else {
+                    const int hs = (int)oh * g.sh - g.ph, ws = (int)ow * g.sw - g.pw;
+                    const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
+                    const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
+                    div = F((h1 - h0) * (w1 - w0));
+                }
+                /* a window with no input in bounds covers no dx element: never added */
+                sd[o] = div > F(0) ? sd[o] / div : F(0);
+            }
+        }
+        __syncthreads();
+        T *dxp = DX + (size_t)p * HW;
+        for (unsigned i = threadIdx.x; i < HW; i += 256u) {
+            const unsigned ih = fdiv(g.fW, i), iw = i - ih * g.W;
+            int lh, uh, lw, uw;
+            pl_cover(g, wh, ww, ih, iw, lh, uh, lw, uw);
+            F acc[1] = {F(0)};
+            for (int oh = lh; oh <= uh; oh++)
+                for (int ow = lw; ow <= uw; ow++) {
+                    const unsigned o = (unsigned)oh * g.OW + (unsigned)ow;
+                    if (!g.is_max) acc[0] += sd[o];
+                    else if (sb[o] == (int)i) acc[0] += sd[o];
+                }
+            VLd<T, 1>::st(dxp + i, acc, alpha, beta);
+        }
+        __syncthreads(); /* shared memory is restaged for the next plane */
+    }
+}
+
+/* Shared bytes of the plane kernels (0: forward), or ~0u when a plane is too large or too small. */
+template <typename T> unsigned plane_bytes(const P2 &g, int fwd)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned long long HW = (unsigned long long)g.H * g.W, OHW = (unsigned long long)g.OH * g.OW;
+    if (HW < 512 || HW > 65536 || OHW > 65536) return ~0u; /* small planes: most of a 256-thread block would idle */
+    const unsigned hw = (unsigned)HW, ohw = (unsigned)OHW;
+    const unsigned b = fwd ? hw * (unsigned)sizeof(T)
+                           : g.is_max ? pl_al8(hw * (unsigned)sizeof(T)) + pl_al8(ohw * 4u) + ohw * (unsigned)sizeof(F) : ohw * (unsigned)sizeof(F);
+    return b <= 40u * 1024u ? b : ~0u;
+}
+
 /* 1: packed NCHW, 2: packed NHWC, 0: neither (4-D only). */
 int pool_layout(const struct cudnnTensorStruct *t)
 {
@@ -580,6 +914,21 @@ int pool_nhwc_ok(const struct cudnnTensorStruct *t)
     return 1;
 }
 
+/* Launches pool2d_bwd_quad over the dx of g (g.total dx elements) when it applies (VL > 1: every
+ * tensor NHWC; 3x3 windows, stride 2); returns false otherwise. */
+template <typename T, int VL, bool MAXM>
+bool pool_bwd_quad(cudnnHandle_t h, const P2 &g, const signed char *map, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
+                   typename fdnn_ewd::Acc<T>::type beta)
+{
+    if (VL == 1 || g.wh != 3 || g.ww != 3 || g.sh != 2 || g.sw != 2 || g.H * g.W == 0) return false;
+    const unsigned QH = (g.H + 1) / 2, QW = (g.W + 1) / 2, N = g.total / (g.C * g.H * g.W);
+    const unsigned long long items = (unsigned long long)N * QH * QW * (g.C / VL);
+    if (items == 0 || items >= 0x7fffffffULL) return false;
+    pool2d_bwd_quad<T, VL, MAXM><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, (cudaStream_t)h->stream>>>(
+        g, map, DY, DX, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), alpha, beta);
+    return true;
+}
+
 template <typename T, int VL, int KH, int KW>
 void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
                         typename fdnn_ewd::Acc<T>::type beta, signed char *map, unsigned per)
@@ -590,7 +939,13 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
         const unsigned nb = N - n0 < per ? N - n0 : per;
         P2 gy = g, gx = g;
         gy.total = nb * yi, gx.total = nb * xi;
-        pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
+        const unsigned QH = (g.OH + 1) / 2, QW = (g.OW + 1) / 2;
+        const unsigned long long qi = (unsigned long long)nb * QH * QW * (g.C / VL);
+        if (VL > 1 && g.wh == 3 && g.ww == 3 && g.sh == 2 && g.sw == 2 && qi > 0 && qi < 0x7fffffffULL) /* 2x2 windows per thread */
+            pool2d_fwd_quad<T, VL, true><<<fdnn_ewd::dense_grid(h, (long long)qi), 256, 0, s>>>(
+                gy, X + (size_t)n0 * xi, NULL, map, (unsigned)qi, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), alpha, beta);
+        else pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
+        if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
         pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
                                                                                                 DX + (size_t)n0 * xi, alpha, beta);
     }
@@ -606,6 +961,34 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     const unsigned grid = fdnn_ewd::dense_grid(h, g.total / VL);
     cudaStream_t s = (cudaStream_t)h->stream;
     const int k = g.wh == 2 && g.ww == 2 ? 2 : g.wh == 3 && g.ww == 3 ? 3 : 0;
+    if (fwd && VL > 1 && k == 3 && g.sh == 2 && g.sw == 2 && g.xnhwc && g.ynhwc) { /* NHWC 3x3 stride 2: 2x2 outputs per thread */
+        const unsigned QH = (g.OH + 1) / 2, QW = (g.OW + 1) / 2, N = g.total / (g.C * g.OH * g.OW);
+        const unsigned long long items = (unsigned long long)N * QH * QW * (g.C / VL);
+        if (items < 0x7fffffffULL) {
+            pool2d_fwd_quad<T, VL, false><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, s>>>(
+                g, (const T *)X, (T *)O, NULL, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), (F)alpha, (F)beta);
+            return;
+        }
+    }
+    if (VL == 1 && !g.xnhwc && !g.ynhwc && !g.onhwc) { /* NCHW: a plane per block through shared memory */
+        const unsigned pb = plane_bytes<T>(g, fwd);
+        const bool cells = g.is_max && g.sh >= g.wh && g.sw >= g.ww; /* non-overlapping max backward: the cell kernel below */
+        if (pb != ~0u && (fwd || !cells)) {
+            const unsigned planes = g.total / (fwd ? g.OH * g.OW : g.H * g.W);
+            const T *x = (const T *)X, *dy = (const T *)DY;
+            T *o = (T *)O;
+            if (fwd) {
+                if (k == 2) pool2d_fwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
+                else if (k == 3) pool2d_fwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
+                else pool2d_fwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
+            } else {
+                if (k == 2) pool2d_bwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+                else if (k == 3) pool2d_bwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+                else pool2d_bwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+            }
+            return;
+        }
+    }
     if (fwd) {
         if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         else if (k == 3) pool2d_fwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
@@ -633,6 +1016,7 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             return;
         }
     }
+    if (!g.is_max && pool_bwd_quad<T, VL, false>(h, g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta)) return;
     if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {
         const fdnn_ewd::FDiv fW4 = fdnn_ewd::mk_fdiv(g.W / 4);
         const unsigned g4 = fdnn_ewd::dense_grid(h, g.total / 4);

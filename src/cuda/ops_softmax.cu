@@ -4,7 +4,7 @@
  * position) loops over C, so neighbouring threads read neighbouring addresses on NCHW.
  * The max keeps NaN (a NaN in the row makes the whole row NaN, like the CPU loop).
  * Fast paths (typed, float math for 16-bit types): CHANNEL on packed NCHW (32 rows x 8 channel
- * slices per block) and NHWC (a warp per row, the row in registers when C <= 256); INSTANCE
+ * slices per block, the channels in registers when C <= 256) and NHWC (a warp per row, the row in registers when C <= 256); INSTANCE
  * forward and backward on image-packed tensors (a row in registers when it has <= 4096 elements, else
  * chunk partials in the handle's scratch, a per-row merge and an element-wise pass). */
 #include <math.h>
@@ -324,9 +324,115 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
     }
 }
 
+/* NCHW CHANNEL rows with 32 <= C <= SM_SL*RV: the slice layout of sm_chan_fwd_sl (32 adjacent
+ * rows x SM_SL channel slices per block), but every thread keeps its <= RV channel values in
+ * registers, so x is read once and y written once (the sl kernel reads x twice, and at 32 KiB of
+ * x per block in flight the second read mostly misses L2 on large tensors). All RV loads of a
+ * thread are issued before any math (memory-level parallelism). Exact two-pass formula: the
+ * slice maxima and then the slice sums of exp(x - max) are merged in slice order (fixed:
+ * deterministic); exp is evaluated once per element and y = e * (1/s). NaN / +inf / all -inf
+ * rows come out NaN as in the generic formula (exp(NaN) propagates). */
+template <typename T, int RV>
+__global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
+                                                       typename Acc<T>::type alpha, typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F shm[SM_SL][32];
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    const int fast = algo == CUDNN_SOFTMAX_FAST;
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+    for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) { /* same trip count in the whole block */
+        const unsigned r = rb + tx;
+        const bool on = r < rows;
+        const unsigned base = on ? (r / S) * C * S + r % S : 0;
+        F v[RV];
+#pragma unroll
+        for (int k = 0; k < RV; k++) {
+            const unsigned c = ty + (unsigned)SM_SL * k;
+            v[k] = on && c < C ? to_a(X[base + c * S]) : F(-INFINITY);
+        }
+        F m = F(0);
+        if (!fast) {
+            m = F(-INFINITY);
+#pragma unroll
+            for (int k = 0; k < RV; k++)
+                if (ty + (unsigned)SM_SL * k < C) m = fmaxn(m, v[k]);
+            shm[ty][tx] = m;
+            __syncthreads();
+            m = shm[0][tx];
+#pragma unroll
+            for (int j = 1; j < SM_SL; j++) m = fmaxn(m, shm[j][tx]);
+            __syncthreads(); /* shm is rewritten below */
+        }
+        F s = F(0);
+#pragma unroll
+        for (int k = 0; k < RV; k++)
+            if (ty + (unsigned)SM_SL * k < C) {
+                const F e = fexp_(v[k] - m);
+                if (!lg) v[k] = e;
+                s += e;
+            }
+        shm[ty][tx] = s;
+        __syncthreads();
+        s = shm[0][tx];
+#pragma unroll
+        for (int j = 1; j < SM_SL; j++) s += shm[j][tx];
+        __syncthreads(); /* shm is rewritten by the next row group */
+        if (!on) continue;
+        const F ls = lg ? flog_(s) : F(0), inv = F(1) / s;
+#pragma unroll
+        for (int k = 0; k < RV; k++) {
+            const unsigned c = ty + (unsigned)SM_SL * k;
+            if (c < C) sm_store(Y, base + c * S, lg ? v[k] - m - ls : v[k] * inv, alpha, beta);
+        }
+    }
+}
+
+/* Backward twin of sm_chan_fwd_slr: y and dy of a thread's <= RV channels stay in registers
+ * (y, dy read once, dx written once); s = sum dy*y (LOG: sum dy) merged in slice order. */
+template <typename T, int RV>
+__global__ void __launch_bounds__(256) sm_chan_bwd_slr(const T *Yv, const T *DY, T *DX, unsigned rows, unsigned C, unsigned S, int algo,
+                                                       typename Acc<T>::type alpha, typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F shs[SM_SL][32];
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+    for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) {
+        const unsigned r = rb + tx;
+        const bool on = r < rows;
+        const unsigned base = on ? (r / S) * C * S + r % S : 0;
+        F y[RV], d[RV];
+#pragma unroll
+        for (int k = 0; k < RV; k++) {
+            const unsigned c = ty + (unsigned)SM_SL * k;
+            const bool in = on && c < C;
+            y[k] = in ? to_a(Yv[base + c * S]) : F(0);
+            d[k] = in ? to_a(DY[base + c * S]) : F(0);
+        }
+        F s = F(0);
+#pragma unroll
+        for (int k = 0; k < RV; k++)
+            if (ty + (unsigned)SM_SL * k < C) s += lg ? d[k] : d[k] * y[k];
+        shs[ty][tx] = s;
+        __syncthreads();
+        s = shs[0][tx];
+#pragma unroll
+        for (int j = 1; j < SM_SL; j++) s += shs[j][tx];
+        __syncthreads();
+        if (!on) continue;
+#pragma unroll
+        for (int k = 0; k < RV; k++) {
+            const unsigned c = ty + (unsigned)SM_SL * k;
+            if (c < C) sm_store(DX, base + c * S, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
+        }
+    }
+}
+
 /* NHWC CHANNEL rows with C <= 32*SM_RV: one warp per row, the row kept in registers (x read
  * once); exact two-pass formula (max, then sum of exp(x - max)), warp reductions in a fixed
- * shuffle tree. */
+ * shuffle tree. exp is evaluated once per element (kept in registers) and y = e * (1/s): the
+ * former second exp and per-element division made this kernel partly compute-bound. */
 const int SM_RV = 8;
 template <typename T>
 __global__ void __launch_bounds__(256) sm_chan_fwd_reg(const T *X, T *Y, unsigned rows, unsigned C, int algo, typename Acc<T>::type alpha,
@@ -335,6 +441,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_reg(const T *X, T *Y, unsigne
     typedef typename Acc<T>::type F;
     const unsigned lane = threadIdx.x & 31, per_block = blockDim.x / 32;
     const int fast = algo == CUDNN_SOFTMAX_FAST;
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
     for (unsigned r = blockIdx.x * per_block + threadIdx.x / 32; r < rows; r += gridDim.x * per_block) {
         const unsigned base = r * C;
         F v[SM_RV];
@@ -352,14 +459,18 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_reg(const T *X, T *Y, unsigne
         F s = F(0);
 #pragma unroll
         for (int k = 0; k < SM_RV; k++)
-            if (lane + 32u * k < C) s += fexp_(v[k] - m);
+            if (lane + 32u * k < C) {
+                const F e = fexp_(v[k] - m); /* once per element: kept for the output unless LOG */
+                if (!lg) v[k] = e;
+                s += e;
+            }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        const F ls = flog_(s);
+        const F ls = lg ? flog_(s) : F(0), inv = F(1) / s;
 #pragma unroll
         for (int k = 0; k < SM_RV; k++) {
             const unsigned c = lane + 32u * k;
-            if (c < C) sm_store(Y, base + c, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
+            if (c < C) sm_store(Y, base + c, lg ? v[k] - m - ls : v[k] * inv, alpha, beta);
         }
     }
 }
@@ -763,6 +874,24 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 channel slices per block */
         long long nb = (rows + 31) / 32, cap = (long long)fdnn_ewd::sm_count(h) * 8 * 4;
         const unsigned grid = (unsigned)(nb < cap ? nb : cap);
+        const dim3 blk(32, SM_SL);
+        if (C <= 32u * SM_SL) { /* channels in registers: each input read once */
+            const int rv = C <= 4u * SM_SL ? 4 : C <= 8u * SM_SL ? 8 : C <= 16u * SM_SL ? 16 : 32;
+            const T *a = (const T *)A, *b = (const T *)B;
+            T *o = (T *)O;
+            if (fwd) {
+                if (rv == 4) sm_chan_fwd_slr<T, 4><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else if (rv == 8) sm_chan_fwd_slr<T, 8><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else if (rv == 16) sm_chan_fwd_slr<T, 16><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else sm_chan_fwd_slr<T, 32><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                return fdnn_cuda_check(cudaGetLastError(), "sm_chan_fwd_slr");
+            }
+            if (rv == 4) sm_chan_bwd_slr<T, 4><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            else if (rv == 8) sm_chan_bwd_slr<T, 8><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            else if (rv == 16) sm_chan_bwd_slr<T, 16><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            else sm_chan_bwd_slr<T, 32><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            return fdnn_cuda_check(cudaGetLastError(), "sm_chan_bwd_slr");
+        }
         if (fwd) {
             sm_chan_fwd_sl<T><<<grid, dim3(32, SM_SL), 0, st>>>((const T *)A, (T *)O, rows, C, S, algo, (F)alpha, (F)beta);
             return fdnn_cuda_check(cudaGetLastError(), "sm_chan_fwd_sl");

@@ -38,7 +38,8 @@ static cudnnDropoutDescriptor_t make_drop(float p, unsigned long long seed, void
     return d;
 }
 
-static int g_c4; /* same_layout: 1 = C a multiple of 4 (the GPU's 4-channel NHWC kernel), 2 = odd C */
+static int g_c4; /* same_layout: 1 = C a multiple of 4 (the GPU's 4-channel NHWC kernel), 2 = odd C, 3 = C and W over
+                   * several of the GPU NHWC kernel's 32-channel x 32-w tiles, with partial last tiles */
 
 /* same: every tensor in `layout`, 4-D with W a multiple of 4 (the GPU's dense NHWC path) */
 static void sweep_one(cudnnDataType_t t, int layout, float p, int same_layout)
@@ -48,6 +49,7 @@ static void sweep_one(cudnnDataType_t t, int layout, float p, int same_layout)
     dim[0] = th_randint(2, 4), dim[2] = th_randint(4, 7), dim[3] = th_randint(2, 7), dim[1] = th_randint(4, 7); /* >= 128 elements */
     if (same_layout) dim[3] = 4 * th_randint(1, 3), dim[1] = th_randint(3, 19);
     if (same_layout && g_c4) dim[1] = g_c4 == 1 ? 4 * th_randint(1, 5) : 2 * th_randint(1, 9) + 1;
+    if (same_layout && g_c4 == 3) dim[0] = 2, dim[1] = th_randint(33, 70), dim[2] = 2, dim[3] = 4 * th_randint(9, 17);
     tns x, y, dyt, dxt;
     tns_make(&x, t, nd, dim, layout);
     tns_make(&y, t, nd, dim, same_layout ? layout : (layout + 1) % 3);
@@ -218,7 +220,7 @@ int main(void)
             for (int pi = 0; pi < 4; pi++) sweep_one(types[ti], layout, ps[pi], 0);
     for (int ti = 0; ti < 4; ti++)
         for (int pi = 0; pi < 4; pi++) sweep_one(types[ti], 1, ps[pi], 1), sweep_one(types[ti], 0, ps[pi], 1);
-    for (g_c4 = 1; g_c4 <= 2; g_c4++)
+    for (g_c4 = 1; g_c4 <= 3; g_c4++)
         for (int ti = 0; ti < 4; ti++) sweep_one(types[ti], 1, ti & 1 ? 0.5f : 0.3f, 1);
     g_c4 = 0;
     test_statistics();

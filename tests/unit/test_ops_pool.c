@@ -255,19 +255,22 @@ static void chunk_case(cudnnHandle_t h)
  * windows 2x2, 3x3 (compile-time paths) and 3x2; small-integer x so windows have ties (the first
  * maximum in row-major window order must win, forward and backward); one NaN with PROPAGATE_NAN. */
 static int g_lay = OL_NHWC; /* nhwc_case's layout (OL_NCHW: the GPU's packed NCHW paths) */
+static int g_big; /* nhwc_case: planes of >= 512 pixels (the GPU's NCHW plane-in-shared-memory kernels), pad = it % 2 in both
+                   * dims and beta = 0.5 when it & 2 (it = 1: 3x3 stride 2 pad 1 beta 0; it = 7: the same with beta 0.5) */
 static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
 {
     static const int wins[3][2] = {{2, 2}, {3, 3}, {3, 2}};
     const int *wn = wins[it % 3];
     int win[2] = {wn[0], wn[1]}, pad[2] = {it % 2, (it / 2) % 2}, str[2] = {2, 1 + it % 2}, in[2] = {9, 7}, out[2];
     if (g_lay == OL_NCHW && (it / 3) % 2) in[1] = 8; /* W % 4 == 0: the GPU's 4-wide NCHW average backward */
+    if (g_big) in[0] = 24, in[1] = 23 + (it / 3) % 2, pad[0] = pad[1] = it % 2;
     if (pad[0] >= win[0]) pad[0] = win[0] - 1;
     if (pad[1] >= win[1]) pad[1] = win[1] - 1;
     ref_pool_out_dims(2, in, win, pad, str, out);
-    const int C = it % 4 == 3 ? 5 : 16;
+    const int C = it % 4 == 3 && !(g_big && it == 7) ? 5 : 16; /* big it = 7: the vector paths with beta != 0 */
     int xd[4] = {2, C, in[0], in[1]}, yd[4] = {2, C, out[0], out[1]};
     const int prop = it % 2, is_max = mode == RP_MAX || mode == RP_MAX_DET;
-    double alpha = it % 2 ? 0.5 : 1.0, beta = it % 3 == 1 ? 0.5 : 0.0;
+    double alpha = it % 2 ? 0.5 : 1.0, beta = (g_big ? (it & 2) != 0 : it % 3 == 1) ? 0.5 : 0.0;
     cudnnPoolingDescriptor_t pd;
     TH_OK(cudnnCreatePoolingDescriptor(&pd));
     TH_OK(cudnnSetPooling2dDescriptor(pd, (cudnnPoolingMode_t)mode, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, win[0], win[1],
@@ -332,6 +335,14 @@ int main(void)
     for (int t = 0; t < 4; t += 2)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 6; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+    g_big = 1; /* NCHW: the GPU's plane kernels; NHWC: its 2x2-output 3x3/2 forward (it = 1, 7) */
+    for (int l = 0; l < 2; l++) {
+        g_lay = l ? OL_NHWC : OL_NCHW;
+        for (int t = 0; t < 4; t++)
+            for (int m = 0; m < 4; m++)
+                for (int it = 0; it < 8; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+    }
+    g_big = 0;
     g_lay = OL_NHWC;
     desc_and_errors(h);
     big_case(h);
