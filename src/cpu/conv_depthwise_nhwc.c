@@ -1,12 +1,15 @@
 /* Depthwise convolution (groups == C == K), FLOAT, 2-D, through the AVX-512 depthwise kernels
  * of conv_nhwc_avx512.c: vectors over 16 channels, 8 output positions per register tile.
  * Per call the filter is packed into wp[r][s][c] inside the workspace and the input is copied
- * into a zero-padded NHWC buffer unless it is channel-innermost with no padding. Backward data
+ * into a zero-padded NHWC buffer unless it is channel-innermost with no padding. 3x3 stride 1
+ * forward / backward data runs as Winograd F(2,3) along W (6 instead of 9 FMAs per output, the
+ * transforms are adds; filter transform u[r][k][c] with alpha, in the workspace). Backward data
  * (stride 1) is the forward kernel over dy with the flipped filter and padding
  * (R-1)*dil - pad; backward filter reduces each 16-channel block and tap in one thread (fixed
  * order). Listed under the same algorithm enums as the dense direct kernels (fwd
  * IMPLICIT_PRECOMP_GEMM, bwd-data ALGO_1, bwd-filter ALGO_3), after them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "conv_nhwc.h"
 #include "cpu_features.h"
@@ -14,8 +17,14 @@
 typedef struct {
     int nb, c, ih, iw, oh, ow, ph, pw, sh, sw, dh, dw, R, S;
     const int64_t *is, *os;
-    int copy_in, copy_dy, fast3, nchunk;
+    int copy_in, copy_dy, fast3, nchunk, wino;
 } dgeo;
+
+static int direct_forced(void)
+{
+    const char *e = getenv("FREEDNN_DW_DIRECT");
+    return e && e[0] == '1';
+}
 
 static void make(const fdnn_conv_problem *p, dgeo *g)
 {
@@ -41,6 +50,9 @@ static void make(const fdnn_conv_problem *p, dgeo *g)
         g->fast3 = 1;
         g->nchunk = g->nb * g->oh >= 64 ? 8 : 1;
     }
+    /* forward / backward data 3x3 stride 1: Winograd F(2,3) along W (FREEDNN_DW_DIRECT=1: the
+     * direct 3x3 kernel, for comparison) */
+    g->wino = g->fast3 && p->dir != FDNN_CONV_BWD_FILTER && !direct_forced();
     g->copy_in = !g->fast3 && (g->ph || g->pw || (g->is[1] != 1 && g->c > 1));
     g->copy_dy = p->dir == FDNN_CONV_BWD_FILTER && p->ys[1] != 1 && g->c > 1;
 }
@@ -86,7 +98,7 @@ size_t fdnn_dw_workspace(const fdnn_conv_problem *p)
     make(p, &g);
     size_t padded = g.copy_in ? (size_t)g.nb * (g.ih + 2 * g.ph) * (g.iw + 2 * g.pw) * g.c : 0;
     size_t dyc = g.copy_dy ? (size_t)g.nb * g.oh * g.ow * g.c : 0;
-    return al((size_t)g.R * g.S * g.c * (g.nchunk > 1 ? g.nchunk : 1)) + al(padded) + al(dyc);
+    return al((size_t)g.R * g.S * g.c * (g.nchunk > 1 ? g.nchunk : 1)) + al(padded) + al(dyc) + al(g.wino ? (size_t)12 * g.c : 0);
 }
 
 cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -144,7 +156,20 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
     fdnn_dw_fwd k = { .n = g.nb, .c = g.c, .p = g.oh, .q = g.ow, .r = R, .s = S, .sh = g.sh, .sw = g.sw, .dh = g.dh, .dw = g.dw,
                       .x = xx, .xn = xn, .xh = xh, .xw = xw, .y = a->out, .yn = g.os[0], .yh = g.os[3], .yw = g.os[4], .yc = g.os[1],
                       .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
-    if (g.fast3) {
+    if (g.wino) {   /* u[r][k][c]: F(2,3) filter transform of wp row r, times alpha */
+        float *u = take(&cur, (size_t)12 * g.c), al2 = 0.5f * (float)a->alpha;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < g.c; c++) {
+                float g0 = wp[(r * 3 + 0) * g.c + c], g1 = wp[(r * 3 + 1) * g.c + c], g2 = wp[(r * 3 + 2) * g.c + c];
+                u[(r * 4 + 0) * g.c + c] = (float)a->alpha * g0;
+                u[(r * 4 + 1) * g.c + c] = al2 * (g0 + g1 + g2);
+                u[(r * 4 + 2) * g.c + c] = al2 * (g0 - g1 + g2);
+                u[(r * 4 + 3) * g.c + c] = (float)a->alpha * g2;
+            }
+        k.wp = u;
+        k.yc = 1;
+        fdnn_avx512_dw_fwd_3x3s1_wino(&k, g.ih, g.iw, g.ph, g.pw, 3);
+    } else if (g.fast3) {
         k.yc = 1;
         fdnn_avx512_dw_fwd_3x3s1(&k, g.ih, g.iw, g.ph, g.pw);
     } else {

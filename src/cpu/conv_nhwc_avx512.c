@@ -307,6 +307,103 @@ void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int 
     }
 }
 
+/* 3x3 stride 1 as Winograd F(2,3) along W: per filter row r and output column pair the four
+ * products u[r][k] * v[k] (v = B^T of the 4 input columns) replace six FMAs; the input transform
+ * of one input row is shared by the T output rows of the block, and the output transform
+ * (y0 = m0+m1+m2, y1 = m1-m2-m3) is adds, which run beside the FMAs. u holds alpha. */
+ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const float *const *xr, int col0, int iw, int64_t xw, const __m512 *u,
+                             float *const *yr, int64_t yw, int two, float beta, __mmask16 m)
+{
+    __m512 acc[4][4];
+#pragma GCC unroll 4
+    for (int t = 0; t < T; t++)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) acc[t][k] = _mm512_setzero_ps();
+#pragma GCC unroll 6
+    for (int i = 0; i < T + 2; i++) {
+        if (!xr[i]) continue;
+        __m512 d[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? _mm512_maskz_loadu_ps(m, xr[i] + (int64_t)(col0 + k) * xw) : _mm512_setzero_ps();
+        __m512 v[4] = { _mm512_sub_ps(d[0], d[2]), _mm512_add_ps(d[1], d[2]), _mm512_sub_ps(d[2], d[1]), _mm512_sub_ps(d[1], d[3]) };
+#pragma GCC unroll 4
+        for (int t = 0; t < T; t++) {
+            int r = i - t;
+            if (r < 0 || r > 2) continue;
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; k++) acc[t][k] = _mm512_fmadd_ps(u[r * 4 + k], v[k], acc[t][k]);
+        }
+    }
+    __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; t++) {
+        __m512 y0 = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), acc[t][2]);
+        __m512 y1 = _mm512_sub_ps(_mm512_sub_ps(acc[t][1], acc[t][2]), acc[t][3]);
+        if (beta != 0) y0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yr[t]), y0);
+        _mm512_mask_storeu_ps(yr[t], m, y0);
+        if (two) {
+            if (beta != 0) y1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yr[t] + yw), y1);
+            _mm512_mask_storeu_ps(yr[t] + yw, m, y1);
+        }
+    }
+}
+
+/* one block of T output rows (T + 2 input rows, NULL = outside the image), one channel block:
+ * boundary column pairs checked, the rest not; an odd last column stores only y0 */
+ALWAYS_INLINE void dw3w_rows(const int T, const fdnn_dw_fwd *a, const float *const *xr, float *const *yr0, int iw, int pw,
+                             const __m512 *u, __mmask16 m)
+{
+    int q = a->q, npairs = (q + 1) / 2, full = q / 2;
+    int jlo = (pw + 1) / 2 < npairs ? (pw + 1) / 2 : npairs;
+    int jhi = iw - 4 + pw >= 0 ? (iw - 4 + pw) / 2 + 1 : 0; /* pairs j < jhi read columns < iw */
+    if (jhi > full) jhi = full;
+    if (jhi < jlo) jhi = jlo;
+    float *yr[4];
+    int j = 0;
+    for (; j < jlo; j++) {
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
+        dw3w_pair(T, 1, xr, 2 * j - pw, iw, a->xw, u, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+    }
+    for (; j < jhi; j++) {
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
+        dw3w_pair(T, 0, xr, 2 * j - pw, iw, a->xw, u, yr, a->yw, 1, a->beta, m);
+    }
+    for (; j < npairs; j++) {
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
+        dw3w_pair(T, 1, xr, 2 * j - pw, iw, a->xw, u, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+    }
+}
+static void dw3w_rows_1(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(1, a, xr, yr, iw, pw, u, m); }
+static void dw3w_rows_2(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(2, a, xr, yr, iw, pw, u, m); }
+static void dw3w_rows_3(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(3, a, xr, yr, iw, pw, u, m); }
+
+void fdnn_avx512_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T)
+{
+    int nrb = (a->p + T - 1) / T, ncb = (a->c + 15) / 16;
+    int64_t tasks = (int64_t)a->n * nrb;
+#pragma omp parallel for schedule(static)
+    for (int64_t tk = 0; tk < tasks; tk++) {
+        int n = (int)(tk / nrb), oh0 = (int)(tk % nrb) * T, nt = a->p - oh0 < T ? a->p - oh0 : T;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 16;
+            __mmask16 m = mask_for(a->c - c0);
+            __m512 u[12];
+            for (int i = 0; i < 12; i++) u[i] = _mm512_maskz_loadu_ps(m, a->wp + (int64_t)i * a->c + c0);
+            const float *xr[6];
+            float *yr[4];
+            for (int i = 0; i < nt + 2; i++) {
+                int y = oh0 - ph + i;
+                xr[i] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+            }
+            for (int t = 0; t < nt; t++) yr[t] = a->y + n * a->yn + (int64_t)(oh0 + t) * a->yh + c0;
+            if (nt == 3) dw3w_rows_3(a, xr, yr, iw, pw, u, m);
+            else if (nt == 2) dw3w_rows_2(a, xr, yr, iw, pw, u, m);
+            else dw3w_rows_1(a, xr, yr, iw, pw, u, m);
+        }
+    }
+}
+
 static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __mmask16 m, int64_t rows, int64_t xs)
 {
     __m512 acc[9];
@@ -343,6 +440,28 @@ ALWAYS_INLINE void dw3_wg_pos(const int CHECK, const float *const xr[3], int64_t
     }
 }
 
+/* 8 interior output positions: each x vector of a filter row is loaded once and feeds up to 3
+ * taps (3*10 + 8 loads for 72 FMAs instead of 80 loads) */
+ALWAYS_INLINE void dw3_wg_8(const float *const xr[3], int64_t xw, int col, const float *yp, int64_t yw, __m512 acc[9], __mmask16 m)
+{
+    __m512 yv[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) yv[i] = _mm512_maskz_loadu_ps(m, yp + (int64_t)i * yw);
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; r++) {
+        if (!xr[r]) continue;
+#pragma GCC unroll 10
+        for (int j = 0; j < 10; j++) {
+            __m512 xv = _mm512_maskz_loadu_ps(m, xr[r] + (int64_t)(col + j) * xw);
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; s++) {
+                int i = j - s;
+                if (i >= 0 && i < 8) acc[r * 3 + s] = _mm512_fmadd_ps(xv, yv[i], acc[r * 3 + s]);
+            }
+        }
+    }
+}
+
 void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk)
 {
     int ncb = (a->c + 15) / 16;
@@ -368,6 +487,7 @@ void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, 
                 const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
                 int ow = 0;
                 for (; ow < lo; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
+                for (; ow + 8 <= hi; ow += 8) dw3_wg_8(xr, a->xw, ow - pw, yr + ow * a->yw, a->yw, acc, m);
                 for (; ow < hi; ow++) dw3_wg_pos(0, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
                 for (; ow < a->q; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
             }

@@ -434,6 +434,47 @@ int main(void)
         printf("depthwise section: %d convolution calls, %d ran a depthwise implementation\n", impl_runs, dw_runs);
         if (th_is_gpu(h)) TH_CHECK(dw_runs > 0, "no depthwise problem ran a __depthwise implementation on the GPU backend");
     }
+    /* FLOAT depthwise 3x3 in packed NHWC: the CPU's AVX-512 depthwise kernels (3x3 stride 1:
+     * Winograd F(2,3) forward / backward data, register-blocked backward filter). Odd and
+     * even widths (a lone last output column), heights 1..3 mod the row block, C % 16 != 0,
+     * pad 0/1/2, stride 2 and dilation 2 (generic kernels), N > 1, every alpha/beta combination
+     * (beta == 0 with a NaN-filled output), both modes, KCRS and KRSC filters. */
+    {
+        /*                        n    c   h   w str pad dil */
+        static const int DW[][7] = {{1, 16, 1, 1, 1, 1, 1},  {2, 33, 5, 7, 1, 1, 1},  {1, 17, 4, 3, 1, 0, 1},  {3, 144, 9, 10, 1, 1, 1},
+                                    {2, 20, 8, 13, 1, 2, 1}, {1, 48, 11, 12, 2, 1, 1}, {2, 7, 10, 9, 2, 0, 1},  {1, 40, 9, 9, 1, 1, 2},
+                                    {2, 31, 6, 4, 1, 1, 1},  {1, 64, 7, 5, 1, 0, 1},  {4, 24, 3, 16, 1, 1, 1}, {1, 3, 23, 2, 1, 1, 1},
+                                    {2, 65, 12, 11, 1, 1, 1}, {1, 16, 2, 6, 1, 2, 1}, {8, 18, 14, 14, 1, 1, 1}};
+        const int ndw = (int)(sizeof DW / sizeof DW[0]);
+        for (int dir = 0; dir < 3; dir++) {
+            int fails = 0;
+            for (int i = 0; i < ndw; i++) {
+                const int *b = DW[i];
+                tcase t;
+                tc_random_shape(&t, 0);
+                t.nsp = 2;
+                t.n = b[0];
+                t.g = t.c = t.k = b[1];
+                t.in[1] = b[2];
+                t.in[2] = b[3];
+                t.mode = i % 2 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                t.xlay = t.ylay = LAY_NHWC;
+                t.w_nhwc = i % 3 == 0;
+                for (int a = 1; a < 3; a++) {
+                    t.flt[a] = 3;
+                    t.stride[a] = b[4];
+                    t.pad[a] = b[5];
+                    t.dil[a] = b[6];
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, CUDNN_DATA_FLOAT);
+                force_scales = (i + dir) % 5;
+                if (!run_case(h, dir, &t)) fails++;
+                force_scales = -1;
+            }
+            printf("%s FLOAT NHWC depthwise 3x3: %d cases, %d with failures\n", dn[dir], ndw, fails);
+        }
+    }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
     for (int pass = 0; pass < 2; pass++) {
