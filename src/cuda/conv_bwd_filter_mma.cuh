@@ -345,6 +345,8 @@ static inline int bwdf_bn(BwdfConfig c)
 }
 
 /* The launch plan, a function of the problem only (workspace() and run() agree on it):
+ * 64x256 tiles when K <= 64, R*S*C >= 256 and N*P*Q >= 2^18 (bwdf_lab --sweep on the H200:
+ * 1.37-1.47x the 64x128 tile on the two largest K = 64 layers, 0.87x on a 2^17-row one), else
  * 64-row tiles when K <= 64, 64-column tiles when R*S*C <= 64, else 128; the reduction is
  * split so that tiles * splits approaches TARGET_BLOCKS, each split taking at least
  * MIN_SPLIT_ROWS npq rows (a multiple of BK); force_splits > 0 asks for that many (the lab). */
@@ -356,6 +358,7 @@ static inline BwdfPlan bwdf_plan(int npq, int k, int rsc, int force_splits = 0, 
 {
     BwdfPlan pl;
     if (force_cfg >= 0) pl.cfg = (BwdfConfig)force_cfg;
+    else if (k <= 64 && rsc >= 256 && npq >= 262144) pl.cfg = BWDF_64x256; /* long reductions: 32x64 warp tiles */
     else pl.cfg = k <= 64 ? (rsc <= 64 ? BWDF_64x64 : BWDF_64x128) : (rsc <= 64 ? BWDF_128x64 : BWDF_128x128);
     const long long tiles = (long long)((k + bwdf_bm(pl.cfg) - 1) / bwdf_bm(pl.cfg)) * ((rsc + bwdf_bn(pl.cfg) - 1) / bwdf_bn(pl.cfg));
     long long want;
