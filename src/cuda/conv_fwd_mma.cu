@@ -1,5 +1,6 @@
-/* conv_fwd__implicit_gemm_mma: the forward convolution of conv_fwd_mma.cuh (mma.sync tensor
- * cores, cp.async pipeline) for dense channels-last HALF / BFLOAT16 problems, and the helper the
+/* conv_fwd__implicit_gemm_mma(_tf32): the forward convolution of conv_fwd_mma.cuh (mma.sync
+ * tensor cores, cp.async pipeline) for dense channels-last HALF / BFLOAT16 problems and FLOAT
+ * ones with TENSOR_OP math (TF32; C % 4 == 0, no channel padding), and the helper the
  * backward-data-as-forward path (conv_gemm_cublas.cu) uses to run its forward view on it.
  * Which problems it takes: fdnn_cuda_conv_fwd_mma_applicable (shape/layout) plus the dtype,
  * math-type and compute-capability checks of the list (conv_list_cuda.c).
@@ -59,9 +60,12 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
                    p->in[0], p->flt[0], p->pad[0]);
     if (p->nb_spatial != 2 && p->nb_spatial != 3) return fdnn_conv_why(why, why_n, "2-D problems only (got %d spatial dims)", p->nb_spatial);
     if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) return fdnn_conv_why(why, why_n, "vectorised layouts are not handled");
-    if (!(p->xtype == p->wtype && p->xtype == p->ytype && (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16)))
-        return fdnn_conv_why(why, why_n, "the mma implicit GEMM handles same-type HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
-                   fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (!(p->xtype == p->wtype && p->xtype == p->ytype &&
+          (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT)))
+        return fdnn_conv_why(why, why_n, "the mma implicit GEMM handles same-type HALF, BFLOAT16 and FLOAT (TF32) (got x=%s w=%s y=%s)",
+                   fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
+    if (p->xtype == CUDNN_DATA_FLOAT && p->c % 4)
+        return fdnn_conv_why(why, why_n, "the TF32 mma implicit GEMM copies 4 channels at a time and pads none: C=%d must be a multiple of 4", p->c);
     if (!p->w_nhwc) return fdnn_conv_why(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
     if (p->k % 8)
         return fdnn_conv_why(why, why_n, "the mma implicit GEMM writes 8 output channels at a time: K=%d must be a multiple of 8 (C is padded to 8 through the workspace)",
@@ -70,7 +74,7 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
     if (!fdnn_conv_packed_cl(p->ys, p->n, p->k, p->out)) return fdnn_conv_why(why, why_n, "y must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
     const long long m = (long long)p->n * p->out[1] * p->out[2];
-    const long long kg = (long long)p->flt[1] * p->flt[2] * fdnn_chpad::padded_c(p->c); /* R*S*Cp when C is padded */
+    const long long kg = (long long)p->flt[1] * p->flt[2] * (p->xtype == CUDNN_DATA_FLOAT ? p->c : fdnn_chpad::padded_c(p->c)); /* R*S*Cp when C is padded */
     if (m >= lim || kg >= lim || (long long)p->k >= 65535LL * 64)
         return fdnn_conv_why(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", m, kg, p->k);
     return 1;
@@ -78,7 +82,7 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 
 extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
 {
-    if (p->c % 8 == 0 || !fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
+    if (p->c % 8 == 0 || p->xtype == CUDNN_DATA_FLOAT || !fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
     const int cp = fdnn_chpad::padded_c(p->c);
     return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp);
 }
@@ -87,6 +91,8 @@ extern "C" int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p)
 {
     /* callers outside the list provide no padding workspace: C % 8 == 0 only */
     if (p->c % 8 || !fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0) || p->math_type == CUDNN_FMA_MATH) return 0;
+    /* FLOAT goes through TF32 only when the caller asked for tensor ops (DEFAULT math keeps FP32) */
+    if (p->xtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return 0;
     int dev = 0;
     return fdnn_cuda_device_cc_major(&dev) >= 8;
 }
@@ -133,6 +139,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
     const fdnn_mma::MmaConfig cfg = fdnn_mma::mma_pick(P, sms);
     cudaError_t e;
     if (p->xtype == CUDNN_DATA_HALF) e = fdnn_mma::mma_launch<__half>(P, cfg, fdnn_cuda_stream(h));
+    else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_mma::mma_launch<float>(P, cfg, fdnn_cuda_stream(h));
     else e = fdnn_mma::mma_launch<__nv_bfloat16>(P, cfg, fdnn_cuda_stream(h));
     return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma");
 }

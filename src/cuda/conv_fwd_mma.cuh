@@ -1,6 +1,11 @@
-/* Tensor-core implicit-GEMM forward convolution for HALF / BFLOAT16 (float accumulation) on
- * packed NHWC activations and a KRSC filter, sm_80+ (inline PTX mma.sync m16n8k16, ldmatrix,
- * cp.async). Self-contained (no FreeDNN headers) so that bench/kernels/igemm_lab.cu can include
+/* Tensor-core implicit-GEMM forward convolution for HALF / BFLOAT16 (mma.sync m16n8k16) and
+ * FLOAT as TF32 (m16n8k8, operands rounded to TF32 with cvt.rna), float accumulation, on
+ * packed NHWC activations and a KRSC filter, sm_80+ (inline PTX mma.sync, ldmatrix,
+ * cp.async). A 16-byte copy chunk holds EPC = 8 (16-bit types) or 4 (FLOAT) channels and a
+ * 64-byte shared row BKE = 32 or 16 reduction elements; in bytes the two are identical, and so
+ * is every ldmatrix address: a 16x16-byte ldmatrix.x4 quarter gives thread t the elements
+ * (row t/4, 32-bit word t%4), which is the m16n8k16 b16-pair fragment and the m16n8k8 tf32
+ * fragment alike. Self-contained (no FreeDNN headers) so that bench/kernels/igemm_lab.cu can include
  * it; src/cuda/conv_fwd_mma.cu wraps it for the library.
  *
  * GEMM view (groups == 1):  y[M, K] = A[M, Kg] * B[Kg, K]
@@ -11,7 +16,7 @@
  *   A[m, kg] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]   (0 outside the image)
  *   B[kg, k] = w[k, r', s', c] with (r', s') = (r, s), or (R-1-r, S-1-s) for CUDNN_CONVOLUTION
  * Tiling: a block of 256 threads (8 warps, WARPS_M x WARPS_N) computes a BM x BN tile of y,
- * stepping through Kg in slices of BK = 32 elements. Each slice of A (BM x 32) and B (BN x 32,
+ * stepping through Kg in slices of BK = 32 16-bit elements (BKE = 16 for FLOAT). Each slice of A (BM x 32) and B (BN x 32,
  * stored [k][kg], which is the "col" operand mma wants) is brought into shared memory by
  * cp.async 16-byte copies (zero-filled with src-size 0 for padding and out-of-range rows or
  * channels) in a STAGES-deep ring, so that the copies of later slices overlap the math of the
@@ -40,12 +45,13 @@ struct MmaConvParams {
     int kg;             /* R*S*C, < 2^31 */
 };
 
-constexpr int BK = 32;            /* reduction slice (elements) */
+constexpr int BK = 32;            /* reduction slice (16-bit elements; 64 bytes) */
 constexpr int NTHREADS = 256;     /* 8 warps */
 constexpr int ROW_BYTES = BK * 2; /* 64 bytes = 4 chunks of 16 bytes */
 
 template <typename T> struct MmaType;
 template <> struct MmaType<__half> {
+    static __device__ __forceinline__ void prep(uint32_t *, int) {}
     static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
     {
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -56,6 +62,7 @@ template <> struct MmaType<__half> {
     static __device__ __forceinline__ void store2(__half *p, float a, float b) { *(__half2 *)p = __floats2half2_rn(a, b); }
 };
 template <> struct MmaType<__nv_bfloat16> {
+    static __device__ __forceinline__ void prep(uint32_t *, int) {}
     static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
     {
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -70,6 +77,23 @@ template <> struct MmaType<__nv_bfloat16> {
     {
         *(__nv_bfloat162 *)p = __floats2bfloat162_rn(a, b);
     }
+};
+
+/* FLOAT through TF32: fragments hold raw floats; prep() rounds them to TF32 (nearest, ties away,
+ * as cuBLAS does for its TF32 modes) before m16n8k8 consumes them. */
+template <> struct MmaType<float> {
+    static __device__ __forceinline__ void prep(uint32_t *r, int n)
+    {
+        for (int i = 0; i < n; i++) asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r[i]) : "f"(__uint_as_float(r[i])));
+    }
+    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ float2 load2(const float *p) { return *(const float2 *)p; }
+    static __device__ __forceinline__ void store2(float *p, float a, float b) { *(float2 *)p = make_float2(a, b); }
 };
 
 /* 16-byte global -> shared copy; bytes = 0 writes 16 zero bytes and reads nothing. */
@@ -113,6 +137,8 @@ conv_fwd_mma_kernel(const MmaConvParams P)
     constexpr int A_ROWS = BM * 4 / NTHREADS;            /* 16-byte chunks of A per thread */
     constexpr int B_ROWS = BN * 4 / NTHREADS;
     static_assert(A_ROWS >= 1 && B_ROWS >= 1, "tile too small for 256 threads");
+    constexpr int EPC = 16 / (int)sizeof(T);         /* elements per 16-byte chunk */
+    constexpr int BKE = ROW_BYTES / (int)sizeof(T);  /* reduction elements per slice */
     typedef MmaTile<BM, BN, STAGES> Tile;
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -152,13 +178,13 @@ conv_fwd_mma_kernel(const MmaConvParams P)
         b_base[i] = kk < P.k ? (long long)kk * P.kg : -1;
     }
 
-    const int ktiles = (P.kg + BK - 1) / BK;
+    const int ktiles = (P.kg + BKE - 1) / BKE;
 
     /* issue the copies of reduction slice kt into ring stage st */
     auto load_stage = [&](int kt, int st) {
         const uint32_t sa = smem + st * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
-        const int kg = kt * BK + lc * 8;
-        const bool kvalid = kg < P.kg; /* Kg % 8 == 0: the whole chunk is in or out */
+        const int kg = kt * BKE + lc * EPC;
+        const bool kvalid = kg < P.kg; /* Kg % EPC == 0: the whole chunk is in or out */
         int tap = 0, ch = 0, r = 0, s = 0;
         if (kvalid) {
             tap = kg / P.c;
@@ -211,13 +237,14 @@ conv_fwd_mma_kernel(const MmaConvParams P)
         }
         const uint32_t sa = smem + (kt % STAGES) * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
+        for (int kk = 0; kk < ROW_BYTES / 32; kk++) { /* 32-byte k steps: one mma k16 (16-bit) or k8 (tf32) */
             uint32_t af[MI][4], bf[NI][2];
 #pragma unroll
             for (int i = 0; i < MI; i++) {
                 /* lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: rows 0-15 at k 8-15 */
                 const int row = wm * WM + i * 16 + (lane & 15);
                 ldmatrix_x4(af[i], sa + swz(row, kk * 2 + (lane >> 4)));
+                MmaType<T>::prep(af[i], 4);
             }
 #pragma unroll
             for (int j = 0; j < NI; j += 2) {
@@ -225,6 +252,7 @@ conv_fwd_mma_kernel(const MmaConvParams P)
                 const int row = wn * WN + j * 8 + ((lane >> 4) << 3) + (lane & 7);
                 uint32_t t[4];
                 ldmatrix_x4(t, sb + swz(row, kk * 2 + ((lane >> 3) & 1)));
+                MmaType<T>::prep(t, 4);
                 bf[j][0] = t[0];
                 bf[j][1] = t[1];
                 bf[j + 1][0] = t[2];
@@ -306,8 +334,8 @@ static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
     return cudaGetLastError();
 }
 
-/* T = __half or __nv_bfloat16. The caller has checked the requirements (C % 8, K % 8, 16-byte
- * aligned pointers, M and Kg below 2^31, blocks of K below 65536 * BN). */
+/* T = __half, __nv_bfloat16 or float (TF32). The caller has checked the requirements (C % 8,
+ * or C % 4 for float, K % 8, 16-byte aligned pointers, M and Kg below 2^31, blocks of K below 65536 * BN). */
 template <typename T>
 static cudaError_t mma_launch(const MmaConvParams &P, MmaConfig cfg, cudaStream_t st)
 {

@@ -274,6 +274,15 @@ static cudnnStatus_t run_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const 
 
 static const fdnn_conv_impl fwd_mma = {"conv_fwd__implicit_gemm_mma", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                        CUDNN_TENSOR_OP_MATH, mma_ok, fdnn_cuda_conv_fwd_mma_workspace, run_mma};
+/* the same kernel on FLOAT through TF32 (m16n8k8): the TF32 rules of tf32_ok plus its own shape
+ * rules (C % 4 == 0, K % 8 == 0, packed NHWC) */
+static int mma_tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->xtype != CUDNN_DATA_FLOAT) return nope(why, why_n, "the TF32 mma implicit GEMM handles FLOAT (got %s)", fdnn_dtype_name(p->xtype));
+    return fdnn_cuda_conv_fwd_mma_applicable(p, why, why_n) && tf32_ok(p, why, why_n);
+}
+static const fdnn_conv_impl fwd_mma_tf32 = {"conv_fwd__implicit_gemm_mma_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
+                                            CUDNN_TENSOR_OP_MATH, mma_tf32_ok, fdnn_cuda_conv_fwd_mma_workspace, run_mma};
 static cudnnStatus_t run_bwd_filter_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     return fdnn_cuda_conv_bwd_filter_mma_run(h, p, a);
@@ -405,7 +414,7 @@ static const fdnn_conv_impl bwd_filter_gemm_tc = {"conv_bwd_filter__im2col_cubla
 static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cublas_fp32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
                                                     CUDNN_FMA_MATH, gemm_fp32_ok, fdnn_cuda_conv_gemm_workspace, run_gemm};
 
-static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_dw, &fwd_dw_lowp, &fwd_mma, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
+static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_dw, &fwd_dw_lowp, &fwd_mma, &fwd_mma_tf32, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_dw, &bwd_data_dw_lowp, &bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_dw, &bwd_filter_dw_lowp, &bwd_filter_mma, &bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 

@@ -237,12 +237,15 @@ int main(void)
      * GEMM (conv_fwd_mma.cu). Shapes cover its branches: several 128-row and 64/128-column tiles
      * with partial last ones (M, K not multiples of the tile), a reduction of many 32-wide slices
      * (more than the 4 pipeline stages) and of fewer, padding, stride 2/3, dilation, both modes,
-     * 3-D with D = T = 1, and alpha/beta (beta = 0 with a NaN-filled output) from scales(). */
+     * 3-D with D = T = 1, and alpha/beta (beta = 0 with a NaN-filled output) from scales().
+     * Every third case is FLOAT with CUDNN_TENSOR_OP_MATH: the same kernel through TF32
+     * (conv_fwd__implicit_gemm_mma_tf32), C a multiple of 4 (some not of 8); the inputs are small
+     * integers, exact in TF32, so the FLOAT tolerance holds. */
     {
         static const int MC[] = {8, 16, 24, 40, 72, 8};
         static const int MK[] = {8, 40, 64, 72, 136, 16};
         int fails[2] = {0, 0};
-        for (int i = 0; i < 24; i++) {
+        for (int i = 0; i < 36; i++) {
             for (int dir = 0; dir < 2; dir++) {
                 tcase t;
                 tc_random_shape(&t, 0);
@@ -269,11 +272,16 @@ int main(void)
                     while (t.in[a] < eff) t.in[a]++;
                     t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
                 }
-                pick_types(&t, i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+                const cudnnDataType_t mt[3] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
+                pick_types(&t, mt[i % 3]);
+                if (i % 3 == 2) {
+                    t.math = CUDNN_TENSOR_OP_MATH;
+                    if (i % 4 == 0) t.c = 12; /* C % 4 == 0, C % 8 != 0 */
+                }
                 if (!run_case(h, dir, &t)) fails[dir]++;
             }
         }
-        printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: forward 24 cases, %d with failures; backward-data 24 cases, %d with failures\n",
+        printf("channels-last HALF/BFLOAT16/TF32, C%%8 = K%%8 = 0: forward 36 cases, %d with failures; backward-data 36 cases, %d with failures\n",
                fails[0], fails[1]);
     }
     /* backward filter of HALF/BFLOAT16 packed NHWC problems with C and K multiples of 8 (KRSC

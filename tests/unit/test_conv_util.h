@@ -17,6 +17,7 @@ typedef struct tcase {
     int mode;
     cudnnDataType_t xt, yt, ct;
     int xlay, ylay, w_nhwc, vect, yvect;
+    int math; /* cudnnMathType_t for the convolution descriptor; 0 = CUDNN_DEFAULT_MATH */
     ref_conv_layout xl, yl, wl;
     int64_t xspan, yspan, wspan; /* in scalars */
     cudnnTensorDescriptor_t xd, yd;
@@ -99,6 +100,7 @@ static inline int tc_setup(tcase *t)
                                            wdim));
     ok &= TH_OK(cudnnSetConvolutionNdDescriptor(t->cd, t->nsp, pad, str, dil, (cudnnConvolutionMode_t)t->mode, t->ct));
     ok &= TH_OK(cudnnSetConvolutionGroupCount(t->cd, t->g));
+    if (t->math) ok &= TH_OK(cudnnSetConvolutionMathType(t->cd, (cudnnMathType_t)t->math));
     return ok;
 }
 
