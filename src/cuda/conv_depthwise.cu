@@ -411,6 +411,182 @@ __global__ void dw_bwd_filter_finish(ConvGeom G, int splits, const ACC *__restri
     }
 }
 
+/* ---- backward filter, tiled form: 3x3, dilation 1, stride 1 or 2 (both axes), channels
+ * innermost in x and dy ---- */
+constexpr int BWT_TP = 4;        /* output rows per tile */
+constexpr int BWT_BX = 32;       /* channel vectors per block (threadIdx.x) */
+constexpr int BWT_BY = 8;        /* tile slots per block (threadIdx.y) */
+constexpr int BWT_TARGET = 1024; /* blocks the plan aims for */
+
+struct BwtPlan {
+    bool use;         /* the problem takes the tiled kernel */
+    int st;           /* stride of both axes (1 or 2) */
+    int tp, tq, qw;   /* row bands per image (ceil(P / BWT_TP)), column tiles per band, columns per tile */
+    long long tiles;  /* N * tp * tq */
+    int gy;           /* grid.y; > 1: per-block partial sums in the workspace, reduced by a second kernel */
+};
+
+/* Depends only on the problem (never on the device or the pointers), so results and the workspace
+ * size are reproducible; the grid is planned for two-channel vectors, and with one channel per
+ * thread only grid.x doubles, so the summation order of every channel is the same either way. */
+static BwtPlan bwt_plan(const fdnn_conv_problem *p)
+{
+    BwtPlan b = {};
+    const bool cf = p->xs[1] <= p->xs[4] && p->ys[1] <= p->ys[4];
+    const int st = p->stride[1];
+    b.use = cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
+            (st == 1 || st == 2);
+    if (!b.use) return b;
+    b.st = st;
+    const int P = p->out[1], Q = p->out[2];
+    const long long kv2 = (p->k + 1) / 2;
+    b.tp = (P + BWT_TP - 1) / BWT_TP;
+    int tq = 1; /* split rows into column tiles (of >= 8 columns) until ~128K threads have work */
+    while (tq < 8 && Q / (tq * 2) >= 8 && kv2 * p->n * b.tp * tq < 131072) tq *= 2;
+    b.qw = (Q + tq - 1) / tq;
+    b.tq = (Q + b.qw - 1) / b.qw; /* no empty tile */
+    b.tiles = (long long)p->n * b.tp * b.tq;
+    const long long chunks = (p->k + 2 * BWT_BX - 1) / (2 * BWT_BX);
+    long long gy = (BWT_TARGET + chunks - 1) / chunks;
+    const long long most = (b.tiles + BWT_BY - 1) / BWT_BY; /* every thread row has a tile */
+    if (gy > most) gy = most;
+    if (gy > 65535) gy = 65535;
+    if (gy < 1) gy = 1;
+    b.gy = (int)gy;
+    return b;
+}
+
+/* CV adjacent channels of x at (ih, iw), zero outside the image */
+template <typename T, typename ACC, int CV>
+__device__ __forceinline__ void bwt_ldx(const ConvGeom &G, const T *xn, int ih, int iw, ACC *v)
+{
+    if (ih >= 0 && ih < G.in[1] && iw >= 0 && iw < G.in[2]) VecLd<T, ACC, CV>::load(xn + ih * G.xs[3] + iw * G.xs[4], v);
+    else
+#pragma unroll
+        for (int i = 0; i < CV; i++) v[i] = 0;
+}
+
+/* Block (channel chunk, tile group), threads (channel vector tx, tile slot ty). Thread: channels
+ * k0 = (blockIdx.x*BWT_BX + tx)*CV .. k0+CV-1 (input channel k0 / m; CV == 2 only with m == 1),
+ * tiles t = blockIdx.y*BWT_BY + ty, + gridDim.y*BWT_BY, ... (t -> (n, row band, column tile),
+ * column tile fastest). A tile is output rows p0 .. p0+BWT_TP-1 (dy zero past P) and columns
+ * qa .. qb-1; the thread walks its columns left to right, keeping the 3 input columns
+ * iw = q*ST - pw + s (s = 0..2) of the LH input rows ih = p0*ST - ph + i in registers (win[s][i]),
+ * so each x element of the tile is loaded once. acc[v*9 + r*3 + s] = sum of dy[p][q] *
+ * x[p*ST - ph + r][q*ST - pw + s] for channel k0+v. The block then adds its BWT_BY tile slots in
+ * slot order (shared memory) and either blends into dw (gridDim.y == 1) or stores the partial into
+ * part[(blockIdx.y*K + k)*9 + tap]. */
+template <typename T, typename ACC, int CV, int ST>
+__global__ void __launch_bounds__(BWT_BX *BWT_BY)
+dw_bwf_tiled_kernel(ConvGeom G, int tp, int tq, int qw, long long tiles, const T *__restrict__ x, const T *__restrict__ dy,
+                    T *dw, ACC *part, double alpha, double beta)
+{
+    constexpr int LH = (BWT_TP - 1) * ST + 3;
+    constexpr int NA = 9 * CV;
+    __shared__ ACC red[BWT_BY][NA][BWT_BX];
+    const int P = G.out[1], Q = G.out[2];
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const long long k0 = ((long long)blockIdx.x * BWT_BX + tx) * CV;
+    ACC acc[NA];
+#pragma unroll
+    for (int i = 0; i < NA; i++) acc[i] = 0;
+    if (k0 < G.k) { /* CV == 2 implies K even: k0 + 1 < K too */
+        const T *xc = x + (k0 / G.kg) * G.xs[1];
+        const T *dyk = dy + k0 * G.ys[1];
+        for (long long t = (long long)blockIdx.y * BWT_BY + ty; t < tiles; t += (long long)gridDim.y * BWT_BY) {
+            const int qt = (int)(t % tq);
+            const long long rest = t / tq;
+            const int pt = (int)(rest % tp);
+            const int n = (int)(rest / tp);
+            const int p0 = pt * BWT_TP, qa = qt * qw;
+            const int qb = qa + qw < Q ? qa + qw : Q;
+            const T *xn = xc + n * G.xs[0];
+            const T *dyn = dyk + n * G.ys[0];
+            const int h0 = p0 * ST - G.pad[1];
+            ACC win[3][LH][CV];
+#pragma unroll
+            for (int s = 0; s < 3; s++)
+#pragma unroll
+                for (int i = 0; i < LH; i++) bwt_ldx<T, ACC, CV>(G, xn, h0 + i, qa * ST - G.pad[2] + s, win[s][i]);
+            for (int q = qa; q < qb; q++) {
+                ACC g[BWT_TP][CV];
+#pragma unroll
+                for (int j = 0; j < BWT_TP; j++) {
+                    if (p0 + j < P) VecLd<T, ACC, CV>::load(dyn + (p0 + j) * G.ys[3] + q * G.ys[4], g[j]);
+                    else
+#pragma unroll
+                        for (int v = 0; v < CV; v++) g[j][v] = 0;
+                }
+#pragma unroll
+                for (int j = 0; j < BWT_TP; j++)
+#pragma unroll
+                    for (int r = 0; r < 3; r++)
+#pragma unroll
+                        for (int s = 0; s < 3; s++)
+#pragma unroll
+                            for (int v = 0; v < CV; v++) acc[v * 9 + r * 3 + s] += g[j][v] * win[s][j * ST + r][v];
+                if (q + 1 < qb) { /* slide: slot s of column q+1 is slot s+ST of column q */
+                    const int wn = (q + 1) * ST - G.pad[2];
+#pragma unroll
+                    for (int s = 0; s < 3; s++) {
+                        if (s + ST < 3) {
+#pragma unroll
+                            for (int i = 0; i < LH; i++)
+#pragma unroll
+                                for (int v = 0; v < CV; v++) win[s][i][v] = win[s + ST][i][v];
+                        } else {
+#pragma unroll
+                            for (int i = 0; i < LH; i++) bwt_ldx<T, ACC, CV>(G, xn, h0 + i, wn + s, win[s][i]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < NA; i++) red[ty][i][tx] = acc[i];
+    __syncthreads();
+    for (int e = ty * BWT_BX + tx; e < NA * BWT_BX; e += BWT_BX * BWT_BY) {
+        const int ex = e % BWT_BX, ei = e / BWT_BX;
+        ACC sum = red[0][ei][ex];
+        for (int yy = 1; yy < BWT_BY; yy++) sum += red[yy][ei][ex];
+        const int v = ei / 9, tap = ei % 9;
+        const long long k = ((long long)blockIdx.x * BWT_BX + ex) * CV + v;
+        if (k >= G.k) continue;
+        if (gridDim.y == 1) {
+            const int r = tap / 3, s = tap % 3;
+            const int rf = G.flip ? 2 - r : r, sf = G.flip ? 2 - s : s;
+            blend(dw + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4], sum, alpha, beta);
+        } else {
+            part[((long long)blockIdx.y * G.k + k) * 9 + tap] = sum;
+        }
+    }
+}
+
+/* Second pass of the tiled form: one warp per (k, tap); lane l adds the partials of tile groups
+ * l, l+32, ... in order, then a fixed shuffle tree adds the lanes; dw = alpha*sum + beta*dw. */
+template <typename T, typename ACC>
+__global__ void __launch_bounds__(256)
+dw_bwf_tiled_finish(ConvGeom G, int splits, const ACC *__restrict__ part, T *dw, double alpha, double beta)
+{
+    const long long total = (long long)G.k * 9;
+    const int lane = (int)threadIdx.x % 32;
+    /* the loop bound is uniform across each warp (blockDim is a multiple of 32) */
+    for (long long idx = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; idx < total;
+         idx += (long long)gridDim.x * blockDim.x / 32) {
+        ACC sum = 0;
+        for (int sp = lane; sp < splits; sp += 32) sum += part[(long long)sp * total + idx];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+        if (lane == 0) {
+            const long long k = idx / 9;
+            const int tap = (int)(idx % 9), r = tap / 3, s = tap % 3;
+            const int rf = G.flip ? 2 - r : r, sf = G.flip ? 2 - s : s;
+            blend(dw + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4], sum, alpha, beta);
+        }
+    }
+}
+
 /* ---- launchers ---- */
 static bool aligned(const void *ptr, size_t a) { return ((uintptr_t)ptr % a) == 0; }
 
@@ -493,9 +669,44 @@ cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const
     return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_data_kernel");
 }
 
+template <typename T, typename ACC, int CV, int ST>
+static void bwt_launch(cudaStream_t st, const BwtPlan &b, const ConvGeom &G, const fdnn_conv_args *a, ACC *part)
+{
+    const long long kv = G.k / CV;
+    const dim3 grid((unsigned)((kv + BWT_BX - 1) / BWT_BX), (unsigned)b.gy), block(BWT_BX, BWT_BY);
+    dw_bwf_tiled_kernel<T, ACC, CV, ST><<<grid, block, 0, st>>>(G, b.tp, b.tq, b.qw, b.tiles, (const T *)a->x,
+                                                                (const T *)a->y, (T *)a->out, part, a->alpha, a->beta);
+}
+
+template <typename T, typename ACC>
+cudnnStatus_t launch_bwd_filter_tiled(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a, const BwtPlan &b)
+{
+    const ConvGeom G = make_geom(p);
+    cudaStream_t st = (cudaStream_t)h->stream;
+    ACC *part = (ACC *)a->workspace;
+    if (b.gy > 1 && (!part || a->workspace_size < fdnn_cuda_conv_depthwise_workspace(p)))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "depthwise backward filter needs %zu bytes of workspace (got %zu)",
+                         fdnn_cuda_conv_depthwise_workspace(p), a->workspace_size);
+    bool vec = false;
+    if constexpr (sizeof(T) != 8) vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->y);
+    if constexpr (sizeof(T) != 8) {
+        if (vec && b.st == 1) bwt_launch<T, ACC, 2, 1>(st, b, G, a, part);
+        else if (vec) bwt_launch<T, ACC, 2, 2>(st, b, G, a, part);
+    }
+    if (!vec && b.st == 1) bwt_launch<T, ACC, 1, 1>(st, b, G, a, part);
+    else if (!vec) bwt_launch<T, ACC, 1, 2>(st, b, G, a, part);
+    cudnnStatus_t s = fdnn_cuda_check(cudaGetLastError(), "dw_bwf_tiled_kernel");
+    if (s != CUDNN_STATUS_SUCCESS || b.gy == 1) return s;
+    const long long warps = (long long)p->k * 9;
+    dw_bwf_tiled_finish<T, ACC><<<grid_for(warps * 32, 256), 256, 0, st>>>(G, b.gy, part, (T *)a->out, a->alpha, a->beta);
+    return fdnn_cuda_check(cudaGetLastError(), "dw_bwf_tiled_finish");
+}
+
 template <typename T, typename ACC>
 cudnnStatus_t launch_bwd_filter(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    const BwtPlan bt = bwt_plan(p);
+    if (bt.use) return launch_bwd_filter_tiled<T, ACC>(h, p, a, bt);
     ConvGeom G = make_geom(p);
     const BwfPlan b = bwf_plan(p);
     const dim3 grid((unsigned)b.chunks, (unsigned)b.splits, (unsigned)b.tapgroups);
@@ -536,9 +747,11 @@ cudnnStatus_t dispatch_dir(cudnnHandle_t h, const fdnn_conv_problem *p, const fd
 extern "C" size_t fdnn_cuda_conv_depthwise_workspace(const fdnn_conv_problem *p)
 {
     if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
+    const size_t acc = p->xtype == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
+    const BwtPlan bt = bwt_plan(p);
+    if (bt.use) return bt.gy > 1 ? (size_t)bt.gy * (size_t)p->k * 9 * acc : 0;
     const BwfPlan b = bwf_plan(p);
     if (b.splits <= 1) return 0;
-    const size_t acc = p->xtype == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
     return (size_t)b.splits * (size_t)p->k * (size_t)p->flt[1] * (size_t)p->flt[2] * acc;
 }
 
