@@ -434,7 +434,9 @@ static BwtPlan bwt_plan(const fdnn_conv_problem *p)
     BwtPlan b = {};
     const bool cf = p->xs[1] <= p->xs[4] && p->ys[1] <= p->ys[4];
     const int st = p->stride[1];
-    b.use = cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
+    /* FREEDNN_CUDA_DW_BWF_SPLIT=1 (read per call, like the workspace query): the split kernel
+     * instead, for timing the two against each other (bench/kernels/dw_lab.cu) */
+    b.use = fdnn_env_int("FREEDNN_CUDA_DW_BWF_SPLIT", 0) != 1 && cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
             (st == 1 || st == 2);
     if (!b.use) return b;
     b.st = st;
