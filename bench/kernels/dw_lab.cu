@@ -11,8 +11,9 @@
  * relative); the lab also checks (through the INFO log callback) that a __depthwise
  * implementation ran. Any mismatch or failed call prints FAIL.
  *   dw_lab [iters] [variant]    exit status 1 when any check or call fails
- * variant (backward filter kernel of the library): 0 = default (tiled 3x3 kernel for
- * channels-last 3x3 problems), 1 = the older split kernel (FREEDNN_CUDA_DW_BWF_SPLIT=1). */
+ * variant: 0 = the library's default kernels (3x3: row-tiled forward / stride-1 backward data,
+ * tiled backward filter), 1 = its general kernels for every direction (FREEDNN_CUDA_DW_OLD=1,
+ * the kernels before the 3x3 forms), to time the two on the same build. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -273,9 +274,9 @@ int main(int argc, char **argv)
     int iters = argc > 1 ? atoi(argv[1]) : 20;
     if (iters < 1) iters = 20;
     const int variant = argc > 2 ? atoi(argv[2]) : 0;
-    if (variant == 1) setenv("FREEDNN_CUDA_DW_BWF_SPLIT", "1", 1);
+    if (variant == 1) setenv("FREEDNN_CUDA_DW_OLD", "1", 1);
     else if (variant != 0) {
-        printf("dw_lab: FAIL unknown variant %d (0 = tiled backward filter, 1 = split)\n", variant);
+        printf("dw_lab: FAIL unknown variant %d (0 = default kernels, 1 = general kernels)\n", variant);
         return 1;
     }
     cudnnHandle_t h;
@@ -285,8 +286,8 @@ int main(int argc, char **argv)
     }
     static const int Cs[] = {144, 192, 384}, Hs[] = {56, 28, 14};
     static const cudnnDataType_t Ts[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
-    printf("dw_lab: depthwise 3x3 pad 1, NHWC, %d calls per timing (time per call, GB/s of x+w+y), variant %d (%s backward filter)\n",
-           iters, variant, variant ? "split" : "tiled");
+    printf("dw_lab: depthwise 3x3 pad 1, NHWC, %d calls per timing (time per call, GB/s of x+w+y), variant %d (%s kernels)\n",
+           iters, variant, variant ? "general" : "default 3x3");
     for (int t = 0; t < 2; t++)
         for (int ci = 0; ci < 3; ci++)
             for (int hi = 0; hi < 3; hi++)

@@ -285,6 +285,92 @@ dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restri
     }
 }
 
+/* ---- forward / backward data, row-tiled form: 3x3, stride 1, dilation 1, m == 1, channel
+ * pairs (CV = 2) of channels-last tensors ---- */
+constexpr int DW3_RV = 4; /* output rows per thread */
+constexpr int DW3_QV = 4; /* output columns per thread */
+
+struct Dw3Args {
+    int n, c, hi, wi, ho, wo, ph, pw, flip;
+    long long is[5], os[5]; /* N, C, D, H, W strides of in and out (elements) */
+    long long ws0, ws3, ws4; /* K, R, S strides of the filter */
+};
+
+/* out[n,c,oh,ow] = alpha * sum over r, s of in[n,c,oh-ph+r,ow-pw+s] * w[c,rf,sf] + beta * out,
+ * (rf, sf) = (r, s), or (2-r, 2-s) when flip. Forward: (in, out) = (x, y) with the problem's
+ * padding and flip. Backward data of a stride-1 problem: (in, out) = (dy, dx), padding 2 - p and
+ * the flip inverted, since dx[ih] = sum_r dy[ih+ph-r] w[rf(r)] = sum_r' dy[ih-(2-ph)+r'] w[rf(2-r')].
+ * Thread: channels c0, c0+1 (the pair index fastest across threads), output rows oh0 .. oh0+RV-1
+ * and columns ow0 .. ow0+QV-1; it reads the RV+2 input rows once each, QV+2 columns per row. */
+template <typename T>
+__global__ void __launch_bounds__(256)
+dw3_rows_kernel(Dw3Args A, const T *__restrict__ in, const T *__restrict__ w, T *out, double alpha, double beta)
+{
+    constexpr int RV = DW3_RV, QV = DW3_QV, L = QV + 2;
+    const long long cv = A.c / 2, qn = (A.wo + QV - 1) / QV, pn = (A.ho + RV - 1) / RV;
+    const long long total = (long long)A.n * pn * qn * cv;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long rest = idx;
+        const int ci = (int)(rest % cv); rest /= cv;
+        const int qi = (int)(rest % qn); rest /= qn;
+        const int pi = (int)(rest % pn);
+        const int n = (int)(rest / pn);
+        const int c0 = ci * 2, oh0 = pi * RV, ow0 = qi * QV;
+        float wt[9][2];
+#pragma unroll
+        for (int t = 0; t < 9; t++) {
+            const int r = t / 3, s = t % 3;
+            const int rf = A.flip ? 2 - r : r, sf = A.flip ? 2 - s : s;
+#pragma unroll
+            for (int v = 0; v < 2; v++) wt[t][v] = ld(w + (c0 + v) * A.ws0 + rf * A.ws3 + sf * A.ws4);
+        }
+        float acc[RV][QV][2];
+#pragma unroll
+        for (int j = 0; j < RV; j++)
+#pragma unroll
+            for (int q = 0; q < QV; q++) acc[j][q][0] = acc[j][q][1] = 0;
+        const T *inn = in + n * A.is[0] + c0 * A.is[1];
+        const int ih0 = oh0 - A.ph, iw0 = ow0 - A.pw;
+#pragma unroll
+        for (int i = 0; i < RV + 2; i++) { /* input row ih0 + i feeds output row j with tap r = i - j */
+            const int ih = ih0 + i;
+            if (ih < 0 || ih >= A.hi) continue;
+            const T *row = inn + ih * A.is[3];
+            float seg[L][2];
+#pragma unroll
+            for (int u = 0; u < L; u++) {
+                const int iw = iw0 + u;
+                if (iw >= 0 && iw < A.wi) VecLd<T, float, 2>::load(row + iw * A.is[4], seg[u]);
+                else seg[u][0] = seg[u][1] = 0;
+            }
+#pragma unroll
+            for (int j = 0; j < RV; j++) {
+                const int r = i - j;
+                if (r < 0 || r > 2) continue; /* known at compile time */
+#pragma unroll
+                for (int s = 0; s < 3; s++)
+#pragma unroll
+                    for (int q = 0; q < QV; q++)
+#pragma unroll
+                        for (int v = 0; v < 2; v++) acc[j][q][v] += seg[q + s][v] * wt[r * 3 + s][v];
+            }
+        }
+        T *o = out + n * A.os[0] + c0 * A.os[1];
+#pragma unroll
+        for (int j = 0; j < RV; j++) {
+            if (oh0 + j >= A.ho) continue;
+#pragma unroll
+            for (int q = 0; q < QV; q++) {
+                if (ow0 + q >= A.wo) continue;
+#pragma unroll
+                for (int v = 0; v < 2; v++)
+                    blend(o + v * A.os[1] + (oh0 + j) * A.os[3] + (ow0 + q) * A.os[4], acc[j][q][v], alpha, beta);
+            }
+        }
+    }
+}
+
 /* ---- backward filter ---- */
 constexpr int BWF_THREADS = 256;
 constexpr int BWF_TAPS = 9;       /* taps per block (grid.z walks groups of taps) */
@@ -426,6 +512,10 @@ struct BwtPlan {
     int gy;           /* grid.y; > 1: per-block partial sums in the workspace, reduced by a second kernel */
 };
 
+/* FREEDNN_CUDA_DW_OLD=1 (read per call, like the workspace query): the general kernels instead of
+ * the 3x3 tiled / row-tiled ones, for timing the two against each other (bench/kernels/dw_lab.cu) */
+static bool dw_old_kernels() { return fdnn_env_int("FREEDNN_CUDA_DW_OLD", 0) == 1; }
+
 /* Depends only on the problem (never on the device or the pointers), so results and the workspace
  * size are reproducible; the grid is planned for two-channel vectors, and with one channel per
  * thread only grid.x doubles, so the summation order of every channel is the same either way. */
@@ -434,9 +524,7 @@ static BwtPlan bwt_plan(const fdnn_conv_problem *p)
     BwtPlan b = {};
     const bool cf = p->xs[1] <= p->xs[4] && p->ys[1] <= p->ys[4];
     const int st = p->stride[1];
-    /* FREEDNN_CUDA_DW_BWF_SPLIT=1 (read per call, like the workspace query): the split kernel
-     * instead, for timing the two against each other (bench/kernels/dw_lab.cu) */
-    b.use = fdnn_env_int("FREEDNN_CUDA_DW_BWF_SPLIT", 0) != 1 && cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
+    b.use = !dw_old_kernels() && cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
             (st == 1 || st == 2);
     if (!b.use) return b;
     b.st = st;
@@ -647,9 +735,47 @@ constexpr unsigned DW_SMW_BLOCKS = 2048;
         else DW_VARIANTS##MAXSW(KERNEL, 1, false, __VA_ARGS__); /* smw is false here */                                 \
     } while (0)
 
+/* The row-tiled kernel applies: 3x3, stride 1, dilation 1, channel pairs (can_vec2 on in / out) */
+static bool dw3_rows_ok(const fdnn_conv_problem *p)
+{
+    return !dw_old_kernels() && p->flt[1] == 3 && p->flt[2] == 3 && p->stride[1] == 1 && p->stride[2] == 1 && p->dil[1] == 1 &&
+           p->dil[2] == 1;
+}
+
+/* in / out: x / y (forward) or dy / dx (backward data, bwd = true) */
+template <typename T>
+static cudnnStatus_t dw3_rows_launch(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a, bool bwd)
+{
+    const ConvGeom G = make_geom(p);
+    Dw3Args A;
+    A.n = p->n;
+    A.c = p->c;
+    A.hi = bwd ? p->out[1] : p->in[1];
+    A.wi = bwd ? p->out[2] : p->in[2];
+    A.ho = bwd ? p->in[1] : p->out[1];
+    A.wo = bwd ? p->in[2] : p->out[2];
+    A.ph = bwd ? 2 - p->pad[1] : p->pad[1];
+    A.pw = bwd ? 2 - p->pad[2] : p->pad[2];
+    A.flip = bwd ? G.flip == 0 : G.flip;
+    for (int i = 0; i < 5; i++) {
+        A.is[i] = bwd ? p->ys[i] : p->xs[i];
+        A.os[i] = bwd ? p->xs[i] : p->ys[i];
+    }
+    A.ws0 = G.ws[0];
+    A.ws3 = G.ws[3];
+    A.ws4 = G.ws[4];
+    const long long total = (long long)A.n * ((A.ho + DW3_RV - 1) / DW3_RV) * ((A.wo + DW3_QV - 1) / DW3_QV) * (A.c / 2);
+    dw3_rows_kernel<T><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(A, (const T *)(bwd ? a->y : a->x),
+                                                                                   (const T *)a->w, (T *)a->out, a->alpha, a->beta);
+    return fdnn_cuda_check(cudaGetLastError(), "dw3_rows_kernel");
+}
+
 template <typename T, typename ACC>
 cudnnStatus_t launch_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    if constexpr (sizeof(T) != 8) {
+        if (dw3_rows_ok(p) && can_vec2<T>(p, p->xs, a->x, p->ys, a->out)) return dw3_rows_launch<T>(h, p, a, false);
+    }
     constexpr int QV = 4;
     ConvGeom G = make_geom(p);
     const bool vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->out);
@@ -662,6 +788,9 @@ cudnnStatus_t launch_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
 template <typename T, typename ACC>
 cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    if constexpr (sizeof(T) != 8) {
+        if (dw3_rows_ok(p) && can_vec2<T>(p, p->xs, a->out, p->ys, a->y)) return dw3_rows_launch<T>(h, p, a, true);
+    }
     constexpr int QV = 4;
     ConvGeom G = make_geom(p);
     const bool vec = can_vec2<T>(p, p->xs, a->out, p->ys, a->y);

@@ -429,12 +429,13 @@ int main(void)
             }
             printf("%s depthwise: %d cases, %d with failures\n", dn[dir], ncases, fails);
         }
-        /* 3x3, dilation 1, stride 1 (pad 1) or 2, channels-last: on the CUDA backend the backward
-         * filter runs its tiled kernel (4-row x column tiles; several tile groups -> workspace
-         * partials + an ordered second pass, one group -> direct blend). P and Q not multiples of
-         * the tiles, even C with m == 1 (two-channel vectors), odd C and m == 2 (one channel per
-         * thread), both modes, every dtype, beta 0 (NaN-filled dw) and beta != 0; the other
-         * directions run on the same shapes. */
+        /* 3x3, dilation 1, stride 1 (pad 1 or 0) or 2, channels-last: on the CUDA backend the
+         * backward filter runs its tiled kernel (4-row x column tiles; several tile groups ->
+         * workspace partials + an ordered second pass, one group -> direct blend), forward and
+         * stride-1 backward data with even C and m == 1 the row-tiled kernel (4 x 4 outputs per
+         * thread). P and Q not multiples of the tiles, even C with m == 1 (two-channel vectors),
+         * odd C and m == 2 (one channel per thread), both modes, every dtype (HALF in every
+         * direction), beta 0 (NaN-filled output) and beta != 0. */
         {
             /*                       n   c  h   w  m str pad conv */
             static const int TC[][8] = {{2, 24, 30, 30, 1, 1, 1, 0}, {2, 6, 29, 31, 1, 1, 1, 1}, {1, 6, 7, 7, 1, 1, 1, 0},
@@ -445,9 +446,9 @@ int main(void)
             const int ntc = (int)(sizeof TC / sizeof TC[0]);
             int fails[3] = {0, 0, 0}, ncases = 0;
             for (int i = 0; i < ntc; i++)
-                for (int ti = 0; ti < 4; ti++) {
+                for (int ti = 0; ti < 6; ti++) {
                     const int *b = TC[i];
-                    const int dir = ti < 2 ? 2 : (i + ti) % 2; /* backward filter twice per shape */
+                    const int dir = ti < 2 ? 2 : ti % 2; /* backward filter twice per shape, the others twice each */
                     tcase t;
                     tc_random_shape(&t, 0);
                     t.nsp = 2;
@@ -468,8 +469,8 @@ int main(void)
                         t.dil[a] = 1;
                         t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
                     }
-                    pick_types(&t, TT[(i + ti) % 4]);
-                    force_scales = SC[(i * 4 + ti) % 6];
+                    pick_types(&t, ti < 4 ? TT[(i + ti) % 4] : CUDNN_DATA_HALF);
+                    force_scales = SC[(i * 6 + ti + i / 2) % 6];
                     if (!run_case(h, dir, &t)) fails[dir]++;
                     force_scales = -1;
                     ncases++;
