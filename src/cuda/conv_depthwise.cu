@@ -9,13 +9,22 @@
  *                loads) for packed-channel NHWC tensors with m == 1 and even C;
  *   bwd data:    the same shape over dx: each thread gathers, for CV channels and QV adjacent
  *                input columns, every (dy position, tap) that reads it (no atomics);
- *   bwd filter:  grid (channel chunk, split of the N*P*Q positions, group of up to 9 taps);
+ *   3x3 fwd / bwd data (stride 1, dilation 1, m == 1, channel pairs in channels-last tensors):
+ *                row-tiled, each thread 4 x 4 outputs of two channels from its 6 input rows
+ *                (dw3_rows_kernel; backward data as a forward pass over dy with padding 2 - p);
+ *   3x3 bwd filter (dilation 1, stride 1 or 2, channels innermost): tiled, each thread CV
+ *                channels over tiles of 4 output rows x a run of columns, a sliding 3-column
+ *                register window of the input rows, 9*CV accumulators; block sums in slot order,
+ *                per-block partials in the workspace and an ordered warp reduction when there is
+ *                more than one tile group (dw_bwf_tiled_kernel / _finish);
+ *   bwd filter otherwise: grid (channel chunk, split of the N*P*Q positions, group of up to 9 taps);
  *                each thread accumulates up to 9 taps of one channel over a fixed slice of the
  *                positions, the block reduces them with a fixed shared-memory tree; with more
  *                than one split the partial sums go to the workspace and a second kernel adds
  *                them in split order. The split count depends only on the problem, so the
  *                result is bitwise reproducible.
- * alpha/beta blend as everywhere else (double, beta == 0 does not read the output). */
+ * alpha/beta blend as everywhere else (double, beta == 0 does not read the output).
+ * FREEDNN_CUDA_DW_OLD=1 turns the 3x3 forms off (the general kernels run), for timing. */
 #include "cuda_dev.h"
 
 using namespace fdnn_dev;
