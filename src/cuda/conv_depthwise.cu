@@ -302,7 +302,6 @@ constexpr int DW3_QV = 4; /* output columns per thread */
 struct Dw3Args {
     int n, c, hi, wi, ho, wo, ph, pw, flip;
     long long is[5], os[5]; /* N, C, D, H, W strides of in and out (elements) */
-    long long ws0, ws3, ws4; /* K, R, S strides of the filter */
 };
 
 /* out[n,c,oh,ow] = alpha * sum over r, s of in[n,c,oh-ph+r,ow-pw+s] * w[c,rf,sf] + beta * out,
@@ -310,12 +309,14 @@ struct Dw3Args {
  * padding and flip. Backward data of a stride-1 problem: (in, out) = (dy, dx), padding 2 - p and
  * the flip inverted, since dx[ih] = sum_r dy[ih+ph-r] w[rf(r)] = sum_r' dy[ih-(2-ph)+r'] w[rf(2-r')].
  * Thread: channels c0, c0+1 (the pair index fastest across threads), output rows oh0 .. oh0+RV-1
- * and columns ow0 .. ow0+QV-1; it reads the RV+2 input rows once each, QV+2 columns per row. */
-template <typename T>
+ * and columns ow0 .. ow0+QV-1; it reads the RV+2 input rows once each, QV+2 columns per row.
+ * SMW: the filter is staged in shared memory first (G: the problem's geometry, for the filter). */
+template <typename T, bool SMW>
 __global__ void __launch_bounds__(256)
-dw3_rows_kernel(Dw3Args A, const T *__restrict__ in, const T *__restrict__ w, T *out, double alpha, double beta)
+dw3_rows_kernel(Dw3Args A, ConvGeom G, const T *__restrict__ in, const T *__restrict__ w, T *out, double alpha, double beta)
 {
     constexpr int RV = DW3_RV, QV = DW3_QV, L = QV + 2;
+    if constexpr (SMW) stage_filter<T, float>(G, w);
     const long long cv = A.c / 2, qn = (A.wo + QV - 1) / QV, pn = (A.ho + RV - 1) / RV;
     const long long total = (long long)A.n * pn * qn * cv;
     for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
@@ -332,7 +333,7 @@ dw3_rows_kernel(Dw3Args A, const T *__restrict__ in, const T *__restrict__ w, T 
             const int r = t / 3, s = t % 3;
             const int rf = A.flip ? 2 - r : r, sf = A.flip ? 2 - s : s;
 #pragma unroll
-            for (int v = 0; v < 2; v++) wt[t][v] = ld(w + (c0 + v) * A.ws0 + rf * A.ws3 + sf * A.ws4);
+            for (int v = 0; v < 2; v++) wt[t][v] = wtap<T, float, SMW>(G, w, c0 + v, rf, sf);
         }
         float acc[RV][QV][2];
 #pragma unroll
@@ -770,12 +771,18 @@ static cudnnStatus_t dw3_rows_launch(cudnnHandle_t h, const fdnn_conv_problem *p
         A.is[i] = bwd ? p->ys[i] : p->xs[i];
         A.os[i] = bwd ? p->xs[i] : p->ys[i];
     }
-    A.ws0 = G.ws[0];
-    A.ws3 = G.ws[3];
-    A.ws4 = G.ws[4];
     const long long total = (long long)A.n * ((A.ho + DW3_RV - 1) / DW3_RV) * ((A.wo + DW3_QV - 1) / DW3_QV) * (A.c / 2);
-    dw3_rows_kernel<T><<<grid_for(total, 256), 256, 0, (cudaStream_t)h->stream>>>(A, (const T *)(bwd ? a->y : a->x),
-                                                                                   (const T *)a->w, (T *)a->out, a->alpha, a->beta);
+    const T *in = (const T *)(bwd ? a->y : a->x), *w = (const T *)a->w;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    /* the filter in shared memory as [tap][k] (lanes read adjacent words) when it fits; then at
+     * most DW_SMW_BLOCKS blocks (grid-stride) amortise the copy */
+    const size_t smem = (size_t)p->k * 9 * sizeof(float);
+    if (smem <= (size_t)DW_SMEM_MAX) {
+        const unsigned grid = grid_for(total, 256) < DW_SMW_BLOCKS ? grid_for(total, 256) : DW_SMW_BLOCKS;
+        dw3_rows_kernel<T, true><<<grid, 256, smem, st>>>(A, G, in, w, (T *)a->out, a->alpha, a->beta);
+    } else {
+        dw3_rows_kernel<T, false><<<grid_for(total, 256), 256, 0, st>>>(A, G, in, w, (T *)a->out, a->alpha, a->beta);
+    }
     return fdnn_cuda_check(cudaGetLastError(), "dw3_rows_kernel");
 }
 

@@ -435,12 +435,13 @@ int main(void)
          * stride-1 backward data with even C and m == 1 the row-tiled kernel (4 x 4 outputs per
          * thread). P and Q not multiples of the tiles, even C with m == 1 (two-channel vectors),
          * odd C and m == 2 (one channel per thread), both modes, every dtype (HALF in every
-         * direction), beta 0 (NaN-filled output) and beta != 0. */
+         * direction), beta 0 (NaN-filled output) and beta != 0; C = 920 puts the filter (K*9 floats)
+         * above the 32 KiB shared-memory copy of the row-tiled kernel. */
         {
             /*                       n   c  h   w  m str pad conv */
             static const int TC[][8] = {{2, 24, 30, 30, 1, 1, 1, 0}, {2, 6, 29, 31, 1, 1, 1, 1}, {1, 6, 7, 7, 1, 1, 1, 0},
                                         {3, 5, 17, 13, 1, 1, 1, 1},  {2, 4, 21, 19, 2, 1, 1, 0}, {2, 8, 33, 33, 1, 2, 1, 1},
-                                        {2, 70, 20, 20, 1, 1, 0, 0}, {2, 3, 18, 26, 2, 2, 1, 0}};
+                                        {2, 70, 20, 20, 1, 1, 0, 0}, {2, 3, 18, 26, 2, 2, 1, 0}, {1, 920, 5, 6, 1, 1, 1, 1}};
             static const cudnnDataType_t TT[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
             static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
             const int ntc = (int)(sizeof TC / sizeof TC[0]);
