@@ -4,18 +4,26 @@
  * compute) and FLOAT. Each direction runs with the algorithm its depthwise entry reports
  * (forward IMPLICIT_GEMM, backward data ALGO_0, backward filter ALGO_0; the heuristic's first
  * choice is printed next to it) and is timed with CUDA events around 20 calls after one warm-up.
- * GB/s counts the bytes of x + w + y once. Correctness is checked by tests/unit/test_conv.c; the
- * lab checks (through the INFO log callback on the warm-up call) that a __depthwise
- * implementation ran, and fails otherwise.
- *   dw_lab [iters]        exit status 1 when any call fails */
+ * GB/s counts the bytes of x + w + y once. The warm-up call of every direction runs on fresh
+ * random integer data in [-2, 2] and its result is checked against the lab's own reference (one
+ * GPU thread per output element, double accumulation): the sums are integers, exact in float
+ * accumulation, so FLOAT must match to 1e-6 relative and HALF to its output rounding (1e-3
+ * relative); the lab also checks (through the INFO log callback) that a __depthwise
+ * implementation ran. Any mismatch or failed call prints FAIL.
+ *   dw_lab [iters] [variant]    exit status 1 when any check or call fails
+ * variant: 0 = the library's default kernels (3x3: row-tiled forward / stride-1 backward data,
+ * tiled backward filter), 1 = its general kernels for every direction (FREEDNN_CUDA_DW_OLD=1,
+ * the kernels before the 3x3 forms), to time the two on the same build. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
+#include <cuda_fp16.h>
 #include "cudnn.h"
 #include "freednn.h" /* cudnnGetLastErrorString */
 
-static int failures = 0, runs = 0;
+static int failures = 0, runs = 0, checks = 0;
 
 /* the implementation the library reports for a call ("... runs as <name>", INFO log) */
 static char ran[128];
@@ -40,6 +48,88 @@ static void grab_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg,
 
 static const char *dir_name[3] = {"fwd", "bwd-data", "bwd-filter"};
 
+/* ---- lab reference: 3x3, pad 1, stride st, cross-correlation, NHWC x/y (N,H,W,C), KRSC w (C,3,3) ---- */
+__device__ __forceinline__ double ldd(const float *p) { return (double)*p; }
+__device__ __forceinline__ double ldd(const __half *p) { return (double)__half2float(*p); }
+
+template <typename T>
+__global__ void ref_kernel(int dir, int N, int C, int H, int P, int st, const T *x, const T *w, const T *y, double *out)
+{
+    const long long total = dir == 0 ? (long long)N * P * P * C : dir == 1 ? (long long)N * H * H * C : (long long)C * 9;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        double acc = 0;
+        if (dir == 0) { /* out = y[n][p][q][c] */
+            const int c = (int)(i % C), q = (int)(i / C % P), p = (int)(i / C / P % P), n = (int)(i / C / P / P);
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 3; s++) {
+                    const int ih = p * st - 1 + r, iw = q * st - 1 + s;
+                    if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
+                    acc += ldd(x + (((long long)n * H + ih) * H + iw) * C + c) * ldd(w + c * 9 + r * 3 + s);
+                }
+        } else if (dir == 1) { /* out = dx[n][h][w][c] */
+            const int c = (int)(i % C), iw = (int)(i / C % H), ih = (int)(i / C / H % H), n = (int)(i / C / H / H);
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 3; s++) {
+                    const int ph = ih + 1 - r, pw = iw + 1 - s;
+                    if (ph < 0 || pw < 0 || ph % st || pw % st || ph / st >= P || pw / st >= P) continue;
+                    acc += ldd(y + (((long long)n * P + ph / st) * P + pw / st) * C + c) * ldd(w + c * 9 + r * 3 + s);
+                }
+        } else { /* out = dw[c][r][s] */
+            const int c = (int)(i / 9), r = (int)(i % 9) / 3, s = (int)(i % 3);
+            for (int n = 0; n < N; n++)
+                for (int p = 0; p < P; p++)
+                    for (int q = 0; q < P; q++) {
+                        const int ih = p * st - 1 + r, iw = q * st - 1 + s;
+                        if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
+                        acc += ldd(y + (((long long)n * P + p) * P + q) * C + c) * ldd(x + (((long long)n * H + ih) * H + iw) * C + c);
+                    }
+        }
+        out[i] = acc;
+    }
+}
+
+/* random integers in [-2, 2] (fixed LCG) as dtype dt into the device buffer d of n elements */
+static int fill_random(void *d, size_t n, cudnnDataType_t dt, unsigned seed)
+{
+    const size_t esz = dt == CUDNN_DATA_HALF ? 2 : 4;
+    void *hbuf = malloc(n * esz);
+    if (!hbuf) return 0;
+    unsigned st = seed * 2654435761u + 12345u;
+    for (size_t i = 0; i < n; i++) {
+        st = st * 1664525u + 1013904223u;
+        const float v = (float)((int)((st >> 16) % 5u) - 2);
+        if (dt == CUDNN_DATA_HALF) ((__half *)hbuf)[i] = __float2half(v);
+        else ((float *)hbuf)[i] = v;
+    }
+    const int ok = cudaMemcpy(d, hbuf, n * esz, cudaMemcpyHostToDevice) == cudaSuccess;
+    free(hbuf);
+    return ok;
+}
+
+/* compares the n-element output got (device, dtype dt) with the reference (device doubles) */
+static int check_output(const void *got, const double *ref, size_t n, cudnnDataType_t dt, double *maxerr)
+{
+    const size_t esz = dt == CUDNN_DATA_HALF ? 2 : 4;
+    void *hg = malloc(n * esz);
+    double *hr = (double *)malloc(n * sizeof(double));
+    int ok = hg && hr && cudaMemcpy(hg, got, n * esz, cudaMemcpyDeviceToHost) == cudaSuccess &&
+             cudaMemcpy(hr, ref, n * sizeof(double), cudaMemcpyDeviceToHost) == cudaSuccess;
+    const double rel = dt == CUDNN_DATA_HALF ? 1e-3 : 1e-6;
+    double worst = 0, maxref = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        const double g = dt == CUDNN_DATA_HALF ? (double)__half2float(((const __half *)hg)[i]) : (double)((const float *)hg)[i];
+        const double e = fabs(g - hr[i]);
+        if (!(e <= rel * fabs(hr[i]) + 1e-6)) ok = 0; /* NaN fails too */
+        if (!(e <= worst)) worst = e;
+        if (fabs(hr[i]) > maxref) maxref = fabs(hr[i]);
+    }
+    if (maxref == 0) ok = 0; /* an all-zero reference proves nothing */
+    *maxerr = worst;
+    free(hg);
+    free(hr);
+    return ok;
+}
+
 static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int stride, int iters)
 {
     const int esz = dt == CUDNN_DATA_HALF ? 2 : 4;
@@ -50,6 +140,7 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
     cudnnFilterDescriptor_t wd = NULL;
     cudnnConvolutionDescriptor_t cd = NULL;
     void *x = NULL, *w = NULL, *y = NULL, *ws = NULL;
+    double *ref = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     float one = 1, zero = 0;
     cudaEventCreate(&e0);
@@ -103,6 +194,12 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
         }
         float ms = 0;
         ran[0] = 0;
+        /* fresh inputs for the checked warm-up call */
+        if (!fill_random(x, nx, dt, 1 + dir) || !fill_random(w, nw, dt, 11 + dir) || !fill_random(y, ny, dt, 21 + dir)) {
+            printf("  FAIL filling the inputs\n");
+            failures++;
+            goto done;
+        }
         for (int it = -1; it < iters; it++) {
             /* the warm-up call (it == -1) runs with the INFO callback on to learn the implementation */
             if (it <= 0) CK(cudnnSetCallback(it < 0 ? CUDNN_SEV_INFO_EN : 0, NULL, it < 0 ? grab_impl : NULL));
@@ -113,6 +210,29 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
                 CK(cudnnConvolutionBackwardData(h, &one, wd, w, yd, y, cd, (cudnnConvolutionBwdDataAlgo_t)algo, ws, wsz, &zero, xd, x));
             else
                 CK(cudnnConvolutionBackwardFilter(h, &one, xd, x, yd, y, cd, (cudnnConvolutionBwdFilterAlgo_t)algo, ws, wsz, &zero, wd, w));
+            if (it < 0) { /* check the warm-up result against the lab reference */
+                const size_t nout = dir == 0 ? ny : dir == 1 ? nx : nw;
+                double maxerr = 0;
+                int ok = cudaMalloc(&ref, nout * sizeof(double)) == cudaSuccess;
+                if (ok) {
+                    const unsigned blocks = (unsigned)(dir == 2 ? (nout + 63) / 64 : (nout + 255) / 256 < 65535 * 16 ? (nout + 255) / 256 : 65535 * 16);
+                    if (dt == CUDNN_DATA_HALF)
+                        ref_kernel<__half><<<blocks, dir == 2 ? 64 : 256>>>(dir, N, C, H, P, stride, (const __half *)x, (const __half *)w,
+                                                                          (const __half *)y, ref);
+                    else
+                        ref_kernel<float><<<blocks, dir == 2 ? 64 : 256>>>(dir, N, C, H, P, stride, (const float *)x, (const float *)w,
+                                                                         (const float *)y, ref);
+                    ok = cudaDeviceSynchronize() == cudaSuccess;
+                }
+                if (ok) ok = check_output(dir == 0 ? y : dir == 1 ? x : w, ref, nout, dt, &maxerr);
+                if (ref) cudaFree(ref);
+                ref = NULL;
+                checks++;
+                if (!ok) {
+                    printf("  FAIL %s: result differs from the lab reference (max abs error %g)\n", dir_name[dir], maxerr);
+                    failures++;
+                }
+            }
         }
         cudaEventRecord(e1, 0);
         cudaEventSynchronize(e1);
@@ -136,6 +256,7 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
                bytes / (per * 1e-3) / 1e9);
     }
 done:
+    if (ref) cudaFree(ref);
     if (ws) cudaFree(ws);
     if (x) cudaFree(x);
     if (w) cudaFree(w);
@@ -152,6 +273,12 @@ int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 20;
     if (iters < 1) iters = 20;
+    const int variant = argc > 2 ? atoi(argv[2]) : 0;
+    if (variant == 1) setenv("FREEDNN_CUDA_DW_OLD", "1", 1);
+    else if (variant != 0) {
+        printf("dw_lab: FAIL unknown variant %d (0 = default kernels, 1 = general kernels)\n", variant);
+        return 1;
+    }
     cudnnHandle_t h;
     if (cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) {
         printf("dw_lab: FAIL cudnnCreate\n");
@@ -159,12 +286,13 @@ int main(int argc, char **argv)
     }
     static const int Cs[] = {144, 192, 384}, Hs[] = {56, 28, 14};
     static const cudnnDataType_t Ts[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
-    printf("dw_lab: depthwise 3x3 pad 1, NHWC, %d calls per timing (time per call, GB/s of x+w+y)\n", iters);
+    printf("dw_lab: depthwise 3x3 pad 1, NHWC, %d calls per timing (time per call, GB/s of x+w+y), variant %d (%s kernels)\n",
+           iters, variant, variant ? "general" : "default 3x3");
     for (int t = 0; t < 2; t++)
         for (int ci = 0; ci < 3; ci++)
             for (int hi = 0; hi < 3; hi++)
                 for (int s = 1; s <= 2; s++) layer(h, Ts[t], 32, Cs[ci], Hs[hi], s, iters);
     cudnnDestroy(h);
-    printf("dw_lab: %d timings, %d failures: %s\n", runs, failures, failures ? "FAIL" : "PASS");
+    printf("dw_lab: %d timings, %d reference checks, %d failures: %s\n", runs, checks, failures, failures ? "FAIL" : "PASS");
     return failures ? 1 : 0;
 }

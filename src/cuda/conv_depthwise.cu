@@ -9,13 +9,22 @@
  *                loads) for packed-channel NHWC tensors with m == 1 and even C;
  *   bwd data:    the same shape over dx: each thread gathers, for CV channels and QV adjacent
  *                input columns, every (dy position, tap) that reads it (no atomics);
- *   bwd filter:  grid (channel chunk, split of the N*P*Q positions, group of up to 9 taps);
+ *   3x3 fwd / bwd data (stride 1, dilation 1, m == 1, channel pairs in channels-last tensors):
+ *                row-tiled, each thread 4 x 4 outputs of two channels from its 6 input rows
+ *                (dw3_rows_kernel; backward data as a forward pass over dy with padding 2 - p);
+ *   3x3 bwd filter (dilation 1, stride 1 or 2, channels innermost): tiled, each thread CV
+ *                channels over tiles of 4 output rows x a run of columns, a sliding 3-column
+ *                register window of the input rows, 9*CV accumulators; block sums in slot order,
+ *                per-block partials in the workspace and an ordered warp reduction when there is
+ *                more than one tile group (dw_bwf_tiled_kernel / _finish);
+ *   bwd filter otherwise: grid (channel chunk, split of the N*P*Q positions, group of up to 9 taps);
  *                each thread accumulates up to 9 taps of one channel over a fixed slice of the
  *                positions, the block reduces them with a fixed shared-memory tree; with more
  *                than one split the partial sums go to the workspace and a second kernel adds
  *                them in split order. The split count depends only on the problem, so the
  *                result is bitwise reproducible.
- * alpha/beta blend as everywhere else (double, beta == 0 does not read the output). */
+ * alpha/beta blend as everywhere else (double, beta == 0 does not read the output).
+ * FREEDNN_CUDA_DW_OLD=1 turns the 3x3 forms off (the general kernels run), for timing. */
 #include "cuda_dev.h"
 
 using namespace fdnn_dev;
@@ -285,6 +294,93 @@ dw_bwd_data_kernel(ConvGeom G, T *dx, const T *__restrict__ w, const T *__restri
     }
 }
 
+/* ---- forward / backward data, row-tiled form: 3x3, stride 1, dilation 1, m == 1, channel
+ * pairs (CV = 2) of channels-last tensors ---- */
+constexpr int DW3_RV = 4; /* output rows per thread */
+constexpr int DW3_QV = 4; /* output columns per thread */
+
+struct Dw3Args {
+    int n, c, hi, wi, ho, wo, ph, pw, flip;
+    long long is[5], os[5]; /* N, C, D, H, W strides of in and out (elements) */
+};
+
+/* out[n,c,oh,ow] = alpha * sum over r, s of in[n,c,oh-ph+r,ow-pw+s] * w[c,rf,sf] + beta * out,
+ * (rf, sf) = (r, s), or (2-r, 2-s) when flip. Forward: (in, out) = (x, y) with the problem's
+ * padding and flip. Backward data of a stride-1 problem: (in, out) = (dy, dx), padding 2 - p and
+ * the flip inverted, since dx[ih] = sum_r dy[ih+ph-r] w[rf(r)] = sum_r' dy[ih-(2-ph)+r'] w[rf(2-r')].
+ * Thread: channels c0, c0+1 (the pair index fastest across threads), output rows oh0 .. oh0+RV-1
+ * and columns ow0 .. ow0+QV-1; it reads the RV+2 input rows once each, QV+2 columns per row.
+ * SMW: the filter is staged in shared memory first (G: the problem's geometry, for the filter). */
+template <typename T, bool SMW>
+__global__ void __launch_bounds__(256)
+dw3_rows_kernel(Dw3Args A, ConvGeom G, const T *__restrict__ in, const T *__restrict__ w, T *out, double alpha, double beta)
+{
+    constexpr int RV = DW3_RV, QV = DW3_QV, L = QV + 2;
+    if constexpr (SMW) stage_filter<T, float>(G, w);
+    const long long cv = A.c / 2, qn = (A.wo + QV - 1) / QV, pn = (A.ho + RV - 1) / RV;
+    const long long total = (long long)A.n * pn * qn * cv;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long rest = idx;
+        const int ci = (int)(rest % cv); rest /= cv;
+        const int qi = (int)(rest % qn); rest /= qn;
+        const int pi = (int)(rest % pn);
+        const int n = (int)(rest / pn);
+        const int c0 = ci * 2, oh0 = pi * RV, ow0 = qi * QV;
+        float wt[9][2];
+#pragma unroll
+        for (int t = 0; t < 9; t++) {
+            const int r = t / 3, s = t % 3;
+            const int rf = A.flip ? 2 - r : r, sf = A.flip ? 2 - s : s;
+#pragma unroll
+            for (int v = 0; v < 2; v++) wt[t][v] = wtap<T, float, SMW>(G, w, c0 + v, rf, sf);
+        }
+        float acc[RV][QV][2];
+#pragma unroll
+        for (int j = 0; j < RV; j++)
+#pragma unroll
+            for (int q = 0; q < QV; q++) acc[j][q][0] = acc[j][q][1] = 0;
+        const T *inn = in + n * A.is[0] + c0 * A.is[1];
+        const int ih0 = oh0 - A.ph, iw0 = ow0 - A.pw;
+#pragma unroll
+        for (int i = 0; i < RV + 2; i++) { /* input row ih0 + i feeds output row j with tap r = i - j */
+            const int ih = ih0 + i;
+            if (ih < 0 || ih >= A.hi) continue;
+            const T *row = inn + ih * A.is[3];
+            float seg[L][2];
+#pragma unroll
+            for (int u = 0; u < L; u++) {
+                const int iw = iw0 + u;
+                if (iw >= 0 && iw < A.wi) VecLd<T, float, 2>::load(row + iw * A.is[4], seg[u]);
+                else seg[u][0] = seg[u][1] = 0;
+            }
+#pragma unroll
+            for (int j = 0; j < RV; j++) {
+                const int r = i - j;
+                if (r < 0 || r > 2) continue; /* known at compile time */
+#pragma unroll
+                for (int s = 0; s < 3; s++)
+#pragma unroll
+                    for (int q = 0; q < QV; q++)
+#pragma unroll
+                        for (int v = 0; v < 2; v++) acc[j][q][v] += seg[q + s][v] * wt[r * 3 + s][v];
+            }
+        }
+        T *o = out + n * A.os[0] + c0 * A.os[1];
+#pragma unroll
+        for (int j = 0; j < RV; j++) {
+            if (oh0 + j >= A.ho) continue;
+#pragma unroll
+            for (int q = 0; q < QV; q++) {
+                if (ow0 + q >= A.wo) continue;
+#pragma unroll
+                for (int v = 0; v < 2; v++)
+                    blend(o + v * A.os[1] + (oh0 + j) * A.os[3] + (ow0 + q) * A.os[4], acc[j][q][v], alpha, beta);
+            }
+        }
+    }
+}
+
 /* ---- backward filter ---- */
 constexpr int BWF_THREADS = 256;
 constexpr int BWF_TAPS = 9;       /* taps per block (grid.z walks groups of taps) */
@@ -411,6 +507,186 @@ __global__ void dw_bwd_filter_finish(ConvGeom G, int splits, const ACC *__restri
     }
 }
 
+/* ---- backward filter, tiled form: 3x3, dilation 1, stride 1 or 2 (both axes), channels
+ * innermost in x and dy ---- */
+constexpr int BWT_TP = 4;        /* output rows per tile */
+constexpr int BWT_BX = 32;       /* channel vectors per block (threadIdx.x) */
+constexpr int BWT_BY = 8;        /* tile slots per block (threadIdx.y) */
+constexpr int BWT_TARGET = 1024; /* blocks the plan aims for */
+
+struct BwtPlan {
+    bool use;         /* the problem takes the tiled kernel */
+    int st;           /* stride of both axes (1 or 2) */
+    int tp, tq, qw;   /* row bands per image (ceil(P / BWT_TP)), column tiles per band, columns per tile */
+    long long tiles;  /* N * tp * tq */
+    int gy;           /* grid.y; > 1: per-block partial sums in the workspace, reduced by a second kernel */
+};
+
+/* FREEDNN_CUDA_DW_OLD=1 (read per call, like the workspace query): the general kernels instead of
+ * the 3x3 tiled / row-tiled ones, for timing the two against each other (bench/kernels/dw_lab.cu) */
+static bool dw_old_kernels() { return fdnn_env_int("FREEDNN_CUDA_DW_OLD", 0) == 1; }
+
+/* Depends only on the problem (never on the device or the pointers), so results and the workspace
+ * size are reproducible; the grid is planned for two-channel vectors, and with one channel per
+ * thread only grid.x doubles, so the summation order of every channel is the same either way. */
+static BwtPlan bwt_plan(const fdnn_conv_problem *p)
+{
+    BwtPlan b = {};
+    const bool cf = p->xs[1] <= p->xs[4] && p->ys[1] <= p->ys[4];
+    const int st = p->stride[1];
+    b.use = !dw_old_kernels() && cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
+            (st == 1 || st == 2);
+    if (!b.use) return b;
+    b.st = st;
+    const int P = p->out[1], Q = p->out[2];
+    const long long kv2 = (p->k + 1) / 2;
+    b.tp = (P + BWT_TP - 1) / BWT_TP;
+    int tq = 1; /* split rows into column tiles (of >= 8 columns) until ~128K threads have work */
+    while (tq < 8 && Q / (tq * 2) >= 8 && kv2 * p->n * b.tp * tq < 131072) tq *= 2;
+    b.qw = (Q + tq - 1) / tq;
+    b.tq = (Q + b.qw - 1) / b.qw; /* no empty tile */
+    b.tiles = (long long)p->n * b.tp * b.tq;
+    const long long chunks = (p->k + 2 * BWT_BX - 1) / (2 * BWT_BX);
+    long long gy = (BWT_TARGET + chunks - 1) / chunks;
+    const long long most = (b.tiles + BWT_BY - 1) / BWT_BY; /* every thread row has a tile */
+    if (gy > most) gy = most;
+    if (gy > 65535) gy = 65535;
+    if (gy < 1) gy = 1;
+    b.gy = (int)gy;
+    return b;
+}
+
+/* CV adjacent channels of x at (ih, iw), zero outside the image */
+template <typename T, typename ACC, int CV>
+__device__ __forceinline__ void bwt_ldx(const ConvGeom &G, const T *xn, int ih, int iw, ACC *v)
+{
+    if (ih >= 0 && ih < G.in[1] && iw >= 0 && iw < G.in[2]) VecLd<T, ACC, CV>::load(xn + ih * G.xs[3] + iw * G.xs[4], v);
+    else
+#pragma unroll
+        for (int i = 0; i < CV; i++) v[i] = 0;
+}
+
+/* Block (channel chunk, tile group), threads (channel vector tx, tile slot ty). Thread: channels
+ * k0 = (blockIdx.x*BWT_BX + tx)*CV .. k0+CV-1 (input channel k0 / m; CV == 2 only with m == 1),
+ * tiles t = blockIdx.y*BWT_BY + ty, + gridDim.y*BWT_BY, ... (t -> (n, row band, column tile),
+ * column tile fastest). A tile is output rows p0 .. p0+BWT_TP-1 (dy zero past P) and columns
+ * qa .. qb-1; the thread walks its columns left to right, keeping the 3 input columns
+ * iw = q*ST - pw + s (s = 0..2) of the LH input rows ih = p0*ST - ph + i in registers (win[s][i]),
+ * so each x element of the tile is loaded once. acc[v*9 + r*3 + s] = sum of dy[p][q] *
+ * x[p*ST - ph + r][q*ST - pw + s] for channel k0+v. The block then adds its BWT_BY tile slots in
+ * slot order (shared memory) and either blends into dw (gridDim.y == 1) or stores the partial into
+ * part[(blockIdx.y*K + k)*9 + tap]. */
+template <typename T, typename ACC, int CV, int ST>
+__global__ void __launch_bounds__(BWT_BX *BWT_BY)
+dw_bwf_tiled_kernel(ConvGeom G, int tp, int tq, int qw, long long tiles, const T *__restrict__ x, const T *__restrict__ dy,
+                    T *dw, ACC *part, double alpha, double beta)
+{
+    constexpr int LH = (BWT_TP - 1) * ST + 3;
+    constexpr int NA = 9 * CV;
+    __shared__ ACC red[BWT_BY][NA][BWT_BX];
+    const int P = G.out[1], Q = G.out[2];
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const long long k0 = ((long long)blockIdx.x * BWT_BX + tx) * CV;
+    ACC acc[NA];
+#pragma unroll
+    for (int i = 0; i < NA; i++) acc[i] = 0;
+    if (k0 < G.k) { /* CV == 2 implies K even: k0 + 1 < K too */
+        const T *xc = x + (k0 / G.kg) * G.xs[1];
+        const T *dyk = dy + k0 * G.ys[1];
+        for (long long t = (long long)blockIdx.y * BWT_BY + ty; t < tiles; t += (long long)gridDim.y * BWT_BY) {
+            const int qt = (int)(t % tq);
+            const long long rest = t / tq;
+            const int pt = (int)(rest % tp);
+            const int n = (int)(rest / tp);
+            const int p0 = pt * BWT_TP, qa = qt * qw;
+            const int qb = qa + qw < Q ? qa + qw : Q;
+            const T *xn = xc + n * G.xs[0];
+            const T *dyn = dyk + n * G.ys[0];
+            const int h0 = p0 * ST - G.pad[1];
+            ACC win[3][LH][CV];
+#pragma unroll
+            for (int s = 0; s < 3; s++)
+#pragma unroll
+                for (int i = 0; i < LH; i++) bwt_ldx<T, ACC, CV>(G, xn, h0 + i, qa * ST - G.pad[2] + s, win[s][i]);
+            for (int q = qa; q < qb; q++) {
+                ACC g[BWT_TP][CV];
+#pragma unroll
+                for (int j = 0; j < BWT_TP; j++) {
+                    if (p0 + j < P) VecLd<T, ACC, CV>::load(dyn + (p0 + j) * G.ys[3] + q * G.ys[4], g[j]);
+                    else
+#pragma unroll
+                        for (int v = 0; v < CV; v++) g[j][v] = 0;
+                }
+#pragma unroll
+                for (int j = 0; j < BWT_TP; j++)
+#pragma unroll
+                    for (int r = 0; r < 3; r++)
+#pragma unroll
+                        for (int s = 0; s < 3; s++)
+#pragma unroll
+                            for (int v = 0; v < CV; v++) acc[v * 9 + r * 3 + s] += g[j][v] * win[s][j * ST + r][v];
+                if (q + 1 < qb) { /* slide: slot s of column q+1 is slot s+ST of column q */
+                    const int wn = (q + 1) * ST - G.pad[2];
+#pragma unroll
+                    for (int s = 0; s < 3; s++) {
+                        if (s + ST < 3) {
+#pragma unroll
+                            for (int i = 0; i < LH; i++)
+#pragma unroll
+                                for (int v = 0; v < CV; v++) win[s][i][v] = win[s + ST][i][v];
+                        } else {
+#pragma unroll
+                            for (int i = 0; i < LH; i++) bwt_ldx<T, ACC, CV>(G, xn, h0 + i, wn + s, win[s][i]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < NA; i++) red[ty][i][tx] = acc[i];
+    __syncthreads();
+    for (int e = ty * BWT_BX + tx; e < NA * BWT_BX; e += BWT_BX * BWT_BY) {
+        const int ex = e % BWT_BX, ei = e / BWT_BX;
+        ACC sum = red[0][ei][ex];
+        for (int yy = 1; yy < BWT_BY; yy++) sum += red[yy][ei][ex];
+        const int v = ei / 9, tap = ei % 9;
+        const long long k = ((long long)blockIdx.x * BWT_BX + ex) * CV + v;
+        if (k >= G.k) continue;
+        if (gridDim.y == 1) {
+            const int r = tap / 3, s = tap % 3;
+            const int rf = G.flip ? 2 - r : r, sf = G.flip ? 2 - s : s;
+            blend(dw + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4], sum, alpha, beta);
+        } else {
+            part[((long long)blockIdx.y * G.k + k) * 9 + tap] = sum;
+        }
+    }
+}
+
+/* Second pass of the tiled form: one warp per (k, tap); lane l adds the partials of tile groups
+ * l, l+32, ... in order, then a fixed shuffle tree adds the lanes; dw = alpha*sum + beta*dw. */
+template <typename T, typename ACC>
+__global__ void __launch_bounds__(256)
+dw_bwf_tiled_finish(ConvGeom G, int splits, const ACC *__restrict__ part, T *dw, double alpha, double beta)
+{
+    const long long total = (long long)G.k * 9;
+    const int lane = (int)threadIdx.x % 32;
+    /* the loop bound is uniform across each warp (blockDim is a multiple of 32) */
+    for (long long idx = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; idx < total;
+         idx += (long long)gridDim.x * blockDim.x / 32) {
+        ACC sum = 0;
+        for (int sp = lane; sp < splits; sp += 32) sum += part[(long long)sp * total + idx];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, off);
+        if (lane == 0) {
+            const long long k = idx / 9;
+            const int tap = (int)(idx % 9), r = tap / 3, s = tap % 3;
+            const int rf = G.flip ? 2 - r : r, sf = G.flip ? 2 - s : s;
+            blend(dw + k * G.ws[0] + rf * G.ws[3] + sf * G.ws[4], sum, alpha, beta);
+        }
+    }
+}
+
 /* ---- launchers ---- */
 static bool aligned(const void *ptr, size_t a) { return ((uintptr_t)ptr % a) == 0; }
 
@@ -469,9 +745,53 @@ constexpr unsigned DW_SMW_BLOCKS = 2048;
         else DW_VARIANTS##MAXSW(KERNEL, 1, false, __VA_ARGS__); /* smw is false here */                                 \
     } while (0)
 
+/* The row-tiled kernel applies: 3x3, stride 1, dilation 1, channel pairs (can_vec2 on in / out) */
+static bool dw3_rows_ok(const fdnn_conv_problem *p)
+{
+    return !dw_old_kernels() && p->flt[1] == 3 && p->flt[2] == 3 && p->stride[1] == 1 && p->stride[2] == 1 && p->dil[1] == 1 &&
+           p->dil[2] == 1;
+}
+
+/* in / out: x / y (forward) or dy / dx (backward data, bwd = true) */
+template <typename T>
+static cudnnStatus_t dw3_rows_launch(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a, bool bwd)
+{
+    const ConvGeom G = make_geom(p);
+    Dw3Args A;
+    A.n = p->n;
+    A.c = p->c;
+    A.hi = bwd ? p->out[1] : p->in[1];
+    A.wi = bwd ? p->out[2] : p->in[2];
+    A.ho = bwd ? p->in[1] : p->out[1];
+    A.wo = bwd ? p->in[2] : p->out[2];
+    A.ph = bwd ? 2 - p->pad[1] : p->pad[1];
+    A.pw = bwd ? 2 - p->pad[2] : p->pad[2];
+    A.flip = bwd ? G.flip == 0 : G.flip;
+    for (int i = 0; i < 5; i++) {
+        A.is[i] = bwd ? p->ys[i] : p->xs[i];
+        A.os[i] = bwd ? p->xs[i] : p->ys[i];
+    }
+    const long long total = (long long)A.n * ((A.ho + DW3_RV - 1) / DW3_RV) * ((A.wo + DW3_QV - 1) / DW3_QV) * (A.c / 2);
+    const T *in = (const T *)(bwd ? a->y : a->x), *w = (const T *)a->w;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    /* the filter in shared memory as [tap][k] (lanes read adjacent words) when it fits; then at
+     * most DW_SMW_BLOCKS blocks (grid-stride) amortise the copy */
+    const size_t smem = (size_t)p->k * 9 * sizeof(float);
+    if (smem <= (size_t)DW_SMEM_MAX) {
+        const unsigned grid = grid_for(total, 256) < DW_SMW_BLOCKS ? grid_for(total, 256) : DW_SMW_BLOCKS;
+        dw3_rows_kernel<T, true><<<grid, 256, smem, st>>>(A, G, in, w, (T *)a->out, a->alpha, a->beta);
+    } else {
+        dw3_rows_kernel<T, false><<<grid_for(total, 256), 256, 0, st>>>(A, G, in, w, (T *)a->out, a->alpha, a->beta);
+    }
+    return fdnn_cuda_check(cudaGetLastError(), "dw3_rows_kernel");
+}
+
 template <typename T, typename ACC>
 cudnnStatus_t launch_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    if constexpr (sizeof(T) != 8) {
+        if (dw3_rows_ok(p) && can_vec2<T>(p, p->xs, a->x, p->ys, a->out)) return dw3_rows_launch<T>(h, p, a, false);
+    }
     constexpr int QV = 4;
     ConvGeom G = make_geom(p);
     const bool vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->out);
@@ -484,6 +804,9 @@ cudnnStatus_t launch_fwd(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
 template <typename T, typename ACC>
 cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    if constexpr (sizeof(T) != 8) {
+        if (dw3_rows_ok(p) && can_vec2<T>(p, p->xs, a->out, p->ys, a->y)) return dw3_rows_launch<T>(h, p, a, true);
+    }
     constexpr int QV = 4;
     ConvGeom G = make_geom(p);
     const bool vec = can_vec2<T>(p, p->xs, a->out, p->ys, a->y);
@@ -493,9 +816,44 @@ cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const
     return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_data_kernel");
 }
 
+template <typename T, typename ACC, int CV, int ST>
+static void bwt_launch(cudaStream_t st, const BwtPlan &b, const ConvGeom &G, const fdnn_conv_args *a, ACC *part)
+{
+    const long long kv = G.k / CV;
+    const dim3 grid((unsigned)((kv + BWT_BX - 1) / BWT_BX), (unsigned)b.gy), block(BWT_BX, BWT_BY);
+    dw_bwf_tiled_kernel<T, ACC, CV, ST><<<grid, block, 0, st>>>(G, b.tp, b.tq, b.qw, b.tiles, (const T *)a->x,
+                                                                (const T *)a->y, (T *)a->out, part, a->alpha, a->beta);
+}
+
+template <typename T, typename ACC>
+cudnnStatus_t launch_bwd_filter_tiled(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a, const BwtPlan &b)
+{
+    const ConvGeom G = make_geom(p);
+    cudaStream_t st = (cudaStream_t)h->stream;
+    ACC *part = (ACC *)a->workspace;
+    if (b.gy > 1 && (!part || a->workspace_size < fdnn_cuda_conv_depthwise_workspace(p)))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "depthwise backward filter needs %zu bytes of workspace (got %zu)",
+                         fdnn_cuda_conv_depthwise_workspace(p), a->workspace_size);
+    bool vec = false;
+    if constexpr (sizeof(T) != 8) vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->y);
+    if constexpr (sizeof(T) != 8) {
+        if (vec && b.st == 1) bwt_launch<T, ACC, 2, 1>(st, b, G, a, part);
+        else if (vec) bwt_launch<T, ACC, 2, 2>(st, b, G, a, part);
+    }
+    if (!vec && b.st == 1) bwt_launch<T, ACC, 1, 1>(st, b, G, a, part);
+    else if (!vec) bwt_launch<T, ACC, 1, 2>(st, b, G, a, part);
+    cudnnStatus_t s = fdnn_cuda_check(cudaGetLastError(), "dw_bwf_tiled_kernel");
+    if (s != CUDNN_STATUS_SUCCESS || b.gy == 1) return s;
+    const long long warps = (long long)p->k * 9;
+    dw_bwf_tiled_finish<T, ACC><<<grid_for(warps * 32, 256), 256, 0, st>>>(G, b.gy, part, (T *)a->out, a->alpha, a->beta);
+    return fdnn_cuda_check(cudaGetLastError(), "dw_bwf_tiled_finish");
+}
+
 template <typename T, typename ACC>
 cudnnStatus_t launch_bwd_filter(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    const BwtPlan bt = bwt_plan(p);
+    if (bt.use) return launch_bwd_filter_tiled<T, ACC>(h, p, a, bt);
     ConvGeom G = make_geom(p);
     const BwfPlan b = bwf_plan(p);
     const dim3 grid((unsigned)b.chunks, (unsigned)b.splits, (unsigned)b.tapgroups);
@@ -536,9 +894,11 @@ cudnnStatus_t dispatch_dir(cudnnHandle_t h, const fdnn_conv_problem *p, const fd
 extern "C" size_t fdnn_cuda_conv_depthwise_workspace(const fdnn_conv_problem *p)
 {
     if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
+    const size_t acc = p->xtype == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
+    const BwtPlan bt = bwt_plan(p);
+    if (bt.use) return bt.gy > 1 ? (size_t)bt.gy * (size_t)p->k * 9 * acc : 0;
     const BwfPlan b = bwf_plan(p);
     if (b.splits <= 1) return 0;
-    const size_t acc = p->xtype == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
     return (size_t)b.splits * (size_t)p->k * (size_t)p->flt[1] * (size_t)p->flt[2] * acc;
 }
 

@@ -438,6 +438,112 @@ int main(void)
             }
             printf("%s depthwise: %d cases, %d with failures\n", dn[dir], ncases, fails);
         }
+        /* 3x3, dilation 1, stride 1 (pad 1 or 0) or 2, channels-last: on the CUDA backend the
+         * backward filter runs its tiled kernel (4-row x column tiles; several tile groups ->
+         * workspace partials + an ordered second pass, one group -> direct blend), forward and
+         * stride-1 backward data with even C and m == 1 the row-tiled kernel (4 x 4 outputs per
+         * thread). P and Q not multiples of the tiles, even C with m == 1 (two-channel vectors),
+         * odd C and m == 2 (one channel per thread), both modes, every dtype (HALF in every
+         * direction), beta 0 (NaN-filled output) and beta != 0; C = 920 puts the filter (K*9 floats)
+         * above the 32 KiB shared-memory copy of the row-tiled kernel. */
+        {
+            /*                       n   c  h   w  m str pad conv */
+            static const int TC[][8] = {{2, 24, 30, 30, 1, 1, 1, 0}, {2, 6, 29, 31, 1, 1, 1, 1}, {1, 6, 7, 7, 1, 1, 1, 0},
+                                        {3, 5, 17, 13, 1, 1, 1, 1},  {2, 4, 21, 19, 2, 1, 1, 0}, {2, 8, 33, 33, 1, 2, 1, 1},
+                                        {2, 70, 20, 20, 1, 1, 0, 0}, {2, 3, 18, 26, 2, 2, 1, 0}, {1, 920, 5, 6, 1, 1, 1, 1}};
+            static const cudnnDataType_t TT[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
+            static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
+            const int ntc = (int)(sizeof TC / sizeof TC[0]);
+            int fails[3] = {0, 0, 0}, ncases = 0;
+            for (int i = 0; i < ntc; i++)
+                for (int ti = 0; ti < 6; ti++) {
+                    const int *b = TC[i];
+                    const int dir = ti < 2 ? 2 : ti % 2; /* backward filter twice per shape, the others twice each */
+                    tcase t;
+                    tc_random_shape(&t, 0);
+                    t.nsp = 2;
+                    t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
+                    t.pad[0] = 0;
+                    t.n = b[0];
+                    t.g = t.c = b[1];
+                    t.k = b[4] * b[1];
+                    t.in[1] = b[2];
+                    t.in[2] = b[3];
+                    t.mode = b[7] ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                    t.xlay = t.ylay = LAY_NHWC;
+                    t.w_nhwc = (i + ti) % 2;
+                    for (int a = 1; a < 3; a++) {
+                        t.flt[a] = 3;
+                        t.stride[a] = b[5];
+                        t.pad[a] = b[6];
+                        t.dil[a] = 1;
+                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                    }
+                    pick_types(&t, ti < 4 ? TT[(i + ti) % 4] : CUDNN_DATA_HALF);
+                    force_scales = SC[(i * 6 + ti + i / 2) % 6];
+                    if (!run_case(h, dir, &t)) fails[dir]++;
+                    force_scales = -1;
+                    ncases++;
+                }
+            printf("depthwise 3x3 channels-last tiles: %d cases, failures: forward %d, backward-data %d, backward-filter %d\n",
+                   ncases, fails[0], fails[1], fails[2]);
+            /* the workspace rule of backward filter ALGO_0 on the first shape: on the CUDA backend
+             * it needs the per-block partials (> 0 bytes); one byte less is BAD_PARAM with dw
+             * untouched */
+            {
+                tcase t;
+                tc_random_shape(&t, 0);
+                t.nsp = 2;
+                t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
+                t.pad[0] = 0;
+                t.n = TC[0][0];
+                t.g = t.c = t.k = TC[0][1];
+                t.in[1] = TC[0][2];
+                t.in[2] = TC[0][3];
+                t.mode = CUDNN_CROSS_CORRELATION;
+                t.xlay = t.ylay = LAY_NHWC;
+                t.w_nhwc = 1;
+                for (int a = 1; a < 3; a++) {
+                    t.flt[a] = 3;
+                    t.stride[a] = t.pad[a] = t.dil[a] = 1;
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, CUDNN_DATA_HALF);
+                if (TH_CHECK(tc_setup(&t), "setup of the depthwise workspace case failed")) {
+                    size_t wsz = 0;
+                    TH_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, t.xd, t.yd, t.cd, t.wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, &wsz));
+                    if (th_is_gpu(h)) TH_CHECK(wsz > 0, "depthwise 3x3 backward filter ALGO_0 workspace is 0 on the GPU, want its partials");
+                    if (wsz > 0) {
+                        tbuf x, w, y;
+                        tb_init(h, &x, t.xt, t.xspan);
+                        tb_init(h, &w, t.xt, t.wspan);
+                        tb_init(h, &y, t.yt, t.yspan);
+                        tb_fill(&x, -3, 3);
+                        tb_fill(&y, -3, 3);
+                        tb_fill(&w, -2, 2);
+                        tb_upload(h, &x);
+                        tb_upload(h, &y);
+                        tb_upload(h, &w);
+                        void *ws = th_alloc(h, wsz);
+                        float one = 1, zero = 0;
+                        TH_STATUS(cudnnConvolutionBackwardFilter(h, &one, t.xd, x.d, t.yd, y.d, t.cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
+                                                                 ws, wsz - 1, &zero, t.wd, w.d),
+                                  CUDNN_STATUS_BAD_PARAM);
+                        double *got = malloc(sizeof(double) * (size_t)w.n);
+                        tb_download(h, &w, got);
+                        int same = 1;
+                        for (int64_t e = 0; e < w.n; e++) same &= got[e] == w.h[e];
+                        TH_CHECK(same, "depthwise backward filter with a too-small workspace changed dw");
+                        free(got);
+                        th_free(h, ws);
+                        tb_free(h, &x);
+                        tb_free(h, &w);
+                        tb_free(h, &y);
+                    }
+                }
+                tc_destroy(&t);
+            }
+        }
         TH_OK(cudnnSetCallback(0, NULL, NULL));
         printf("depthwise section: %d convolution calls, %d ran a depthwise implementation\n", impl_runs, dw_runs);
         if (th_is_gpu(h)) TH_CHECK(dw_runs > 0, "no depthwise problem ran a __depthwise implementation on the GPU backend");
