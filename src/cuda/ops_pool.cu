@@ -650,13 +650,10 @@ __global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX
  * kernel's L1/L2 traffic being the limit on large tensors). The union is scanned in row-major
  * order and each pixel feeds the windows that contain it, so every window sees its own pixels in
  * its own row-major order and runs p2_window's update and finalisation unchanged: bit-identical
- * results. MAP: write each output's tap (the selected element's row-major position in its window,
- * -1 when none) as pool2d_argmax_map does, instead of y. Work item k: channel vector fastest
- * (coalesced), then qw, qh, n. */
-template <typename T, int VL, bool MAP>
-__global__ void __launch_bounds__(256) pool2d_fwd_quad(P2 g, const T *X, T *Y, signed char *map, unsigned items, fdnn_ewd::FDiv fQW,
-                                                       fdnn_ewd::FDiv fQH, typename fdnn_ewd::Acc<T>::type alpha,
-                                                       typename fdnn_ewd::Acc<T>::type beta)
+ * results. Work item k: channel vector fastest (coalesced), then qw, qh, n. */
+template <typename T, int VL>
+__global__ void __launch_bounds__(256) pool2d_fwd_quad(P2 g, const T *X, T *Y, unsigned items, fdnn_ewd::FDiv fQW, fdnn_ewd::FDiv fQH,
+                                                       typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
@@ -689,11 +686,11 @@ __global__ void __launch_bounds__(256) pool2d_fwd_quad(P2 g, const T *X, T *Y, s
                 if ((a >= 3 && !okh1) || (b >= 3 && !okw1)) continue; /* only in windows of outputs past the edge */
                 F v[VL];
                 VLd<T, VL>::ld(xb + ((unsigned)ih * g.W + (unsigned)iw) * g.C, v);
+                const int pos = ih * (int)g.W + iw;
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
                     const int ar = a - 2 * (q >> 1), br = b - 2 * (q & 1); /* position in window q = (dy, dx) */
                     if (ar < 0 || ar > 2 || br < 0 || br > 2) continue;   /* compile-time after unrolling */
-                    const int pos = ar * 3 + br;                         /* the tap: pool2d_argmax_map's map entry */
                     cnt[q]++;
 #pragma unroll
                     for (int l = 0; l < VL; l++) {
@@ -715,22 +712,16 @@ __global__ void __launch_bounds__(256) pool2d_fwd_quad(P2 g, const T *X, T *Y, s
         for (int q = 0; q < 4; q++) {
             const int oh = oh0 + (q >> 1), ow = ow0 + (q & 1);
             if (oh >= (int)g.OH || ow >= (int)g.OW) continue;
-            const size_t yo = ((size_t)(n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c;
-            if (MAP) {
 #pragma unroll
-                for (int l = 0; l < VL; l++) map[yo + l] = (signed char)best[q][l];
-            } else {
-#pragma unroll
-                for (int l = 0; l < VL; l++) {
-                    if (g.is_max) {
-                        if (best[q][l] < 0) acc[q][l] = cnt[q] ? F(NAN) : F(0);
-                    } else {
-                        const F d = g.incl ? F(9) : F(cnt[q]);
-                        acc[q][l] = d > F(0) ? acc[q][l] / d : F(0);
-                    }
+            for (int l = 0; l < VL; l++) {
+                if (g.is_max) {
+                    if (best[q][l] < 0) acc[q][l] = cnt[q] ? F(NAN) : F(0);
+                } else {
+                    const F d = g.incl ? F(9) : F(cnt[q]);
+                    acc[q][l] = d > F(0) ? acc[q][l] / d : F(0);
                 }
-                VLd<T, VL>::st(Y + yo, acc[q], alpha, beta);
             }
+            VLd<T, VL>::st(Y + ((size_t)(n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c, acc[q], alpha, beta);
         }
     }
 }
@@ -939,12 +930,7 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
         const unsigned nb = N - n0 < per ? N - n0 : per;
         P2 gy = g, gx = g;
         gy.total = nb * yi, gx.total = nb * xi;
-        const unsigned QH = (g.OH + 1) / 2, QW = (g.OW + 1) / 2;
-        const unsigned long long qi = (unsigned long long)nb * QH * QW * (g.C / VL);
-        if (VL > 1 && g.wh == 3 && g.ww == 3 && g.sh == 2 && g.sw == 2 && qi > 0 && qi < 0x7fffffffULL) /* 2x2 windows per thread */
-            pool2d_fwd_quad<T, VL, true><<<fdnn_ewd::dense_grid(h, (long long)qi), 256, 0, s>>>(
-                gy, X + (size_t)n0 * xi, NULL, map, (unsigned)qi, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), alpha, beta);
-        else pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
+        pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
         if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
         pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
                                                                                                 DX + (size_t)n0 * xi, alpha, beta);
@@ -965,8 +951,8 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
         const unsigned QH = (g.OH + 1) / 2, QW = (g.OW + 1) / 2, N = g.total / (g.C * g.OH * g.OW);
         const unsigned long long items = (unsigned long long)N * QH * QW * (g.C / VL);
         if (items < 0x7fffffffULL) {
-            pool2d_fwd_quad<T, VL, false><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, s>>>(
-                g, (const T *)X, (T *)O, NULL, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), (F)alpha, (F)beta);
+            pool2d_fwd_quad<T, VL><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, s>>>(
+                g, (const T *)X, (T *)O, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), (F)alpha, (F)beta);
             return;
         }
     }
