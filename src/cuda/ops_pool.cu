@@ -6,9 +6,7 @@
  * input element visits, in ascending output order, the output windows that cover it; for
  * max it re-runs that window's forward selection and takes dy only where it picked this
  * element, for averages it adds dy/divisor. No atomics; results are independent of timing.
- * 2-D packed NCHW/NHWC tensors take typed fast paths (below), the rest these generic kernels:
- * NCHW planes of 512..65536 pixels go through shared memory (one plane per block), NHWC 3x3
- * stride-2 forward computes 2x2 outputs per thread. */
+ * 2-D packed NCHW/NHWC tensors take typed fast paths (below), the rest these generic kernels. */
 #include <math.h>
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
@@ -644,88 +642,6 @@ __global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX
     }
 }
 
-/* NHWC forward, 3x3 windows with stride 2 in both dims, every tensor NHWC, VL channels per
- * thread: one thread computes a 2x2 quad of outputs (2qh..2qh+1, 2qw..2qw+1) from the union of
- * their windows (5x5 input pixels: 25 vector loads for 4 outputs instead of 36, the per-output
- * kernel's L1/L2 traffic being the limit on large tensors). The union is scanned in row-major
- * order and each pixel feeds the windows that contain it, so every window sees its own pixels in
- * its own row-major order and runs p2_window's update and finalisation unchanged: bit-identical
- * results. Work item k: channel vector fastest (coalesced), then qw, qh, n. */
-template <typename T, int VL>
-__global__ void __launch_bounds__(256) pool2d_fwd_quad(P2 g, const T *X, T *Y, unsigned items, fdnn_ewd::FDiv fQW, fdnn_ewd::FDiv fQH,
-                                                       typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
-{
-    typedef typename fdnn_ewd::Acc<T>::type F;
-    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
-        const unsigned c = fmod_(g.fCV, k) * VL;
-        unsigned r = fdiv(g.fCV, k);
-        const unsigned qw = fmod_(fQW, r);
-        r = fdiv(fQW, r);
-        const unsigned qh = fmod_(fQH, r), n = fdiv(fQH, r);
-        const int oh0 = 2 * (int)qh, ow0 = 2 * (int)qw;
-        const int h0 = oh0 * 2 - g.ph, w0 = ow0 * 2 - g.pw; /* first window's origin (stride 2) */
-        const bool okh1 = oh0 + 1 < (int)g.OH, okw1 = ow0 + 1 < (int)g.OW;
-        F acc[4][VL];
-        int best[4][VL];
-        unsigned nanf[4], cnt[4];
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            nanf[q] = 0, cnt[q] = 0;
-#pragma unroll
-            for (int l = 0; l < VL; l++) acc[q][l] = g.is_max ? F(-INFINITY) : F(0), best[q][l] = -1;
-        }
-        const T *xb = X + (size_t)n * g.H * g.W * g.C + c;
-#pragma unroll
-        for (int a = 0; a < 5; a++) {
-            const int ih = h0 + a;
-            if (ih < 0 || ih >= (int)g.H) continue;
-#pragma unroll
-            for (int b = 0; b < 5; b++) {
-                const int iw = w0 + b;
-                if (iw < 0 || iw >= (int)g.W) continue;
-                if ((a >= 3 && !okh1) || (b >= 3 && !okw1)) continue; /* only in windows of outputs past the edge */
-                F v[VL];
-                VLd<T, VL>::ld(xb + ((unsigned)ih * g.W + (unsigned)iw) * g.C, v);
-                const int pos = ih * (int)g.W + iw;
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int ar = a - 2 * (q >> 1), br = b - 2 * (q & 1); /* position in window q = (dy, dx) */
-                    if (ar < 0 || ar > 2 || br < 0 || br > 2) continue;   /* compile-time after unrolling */
-                    cnt[q]++;
-#pragma unroll
-                    for (int l = 0; l < VL; l++) {
-                        if (g.is_max) {
-                            if (nanf[q] >> l & 1) continue;
-                            if (v[l] != v[l]) {
-                                if (g.prop) nanf[q] |= 1u << l, acc[q][l] = v[l], best[q][l] = pos;
-                                continue;
-                            }
-                            if (best[q][l] < 0 || v[l] > acc[q][l]) acc[q][l] = v[l], best[q][l] = pos;
-                        } else {
-                            acc[q][l] += v[l];
-                        }
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int oh = oh0 + (q >> 1), ow = ow0 + (q & 1);
-            if (oh >= (int)g.OH || ow >= (int)g.OW) continue;
-#pragma unroll
-            for (int l = 0; l < VL; l++) {
-                if (g.is_max) {
-                    if (best[q][l] < 0) acc[q][l] = cnt[q] ? F(NAN) : F(0);
-                } else {
-                    const F d = g.incl ? F(9) : F(cnt[q]);
-                    acc[q][l] = d > F(0) ? acc[q][l] / d : F(0);
-                }
-            }
-            VLd<T, VL>::st(Y + ((size_t)(n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c, acc[q], alpha, beta);
-        }
-    }
-}
-
 /* ---- NCHW planes in shared memory: x, y (dy, dx) all packed NCHW, one (n, c) plane per block
  * iteration. The per-output kernels above read x with stride sh along a row (FLOAT 3x3/2: each
  * warp load spans 2-3 lines, about 27 L1 wavefronts per 32 outputs) and the backward re-reads
@@ -947,15 +863,6 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     const unsigned grid = fdnn_ewd::dense_grid(h, g.total / VL);
     cudaStream_t s = (cudaStream_t)h->stream;
     const int k = g.wh == 2 && g.ww == 2 ? 2 : g.wh == 3 && g.ww == 3 ? 3 : 0;
-    if (fwd && VL > 1 && k == 3 && g.sh == 2 && g.sw == 2 && g.xnhwc && g.ynhwc) { /* NHWC 3x3 stride 2: 2x2 outputs per thread */
-        const unsigned QH = (g.OH + 1) / 2, QW = (g.OW + 1) / 2, N = g.total / (g.C * g.OH * g.OW);
-        const unsigned long long items = (unsigned long long)N * QH * QW * (g.C / VL);
-        if (items < 0x7fffffffULL) {
-            pool2d_fwd_quad<T, VL><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, s>>>(
-                g, (const T *)X, (T *)O, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), (F)alpha, (F)beta);
-            return;
-        }
-    }
     if (VL == 1 && !g.xnhwc && !g.ynhwc && !g.onhwc) { /* NCHW: a plane per block through shared memory */
         const unsigned pb = plane_bytes<T>(g, fwd);
         const bool cells = g.is_max && g.sh >= g.wh && g.sw >= g.ww; /* non-overlapping max backward: the cell kernel below */
