@@ -647,13 +647,11 @@ __global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX
  * warp load spans 2-3 lines, about 27 L1 wavefronts per 32 outputs) and the backward re-reads
  * windows or an argmax map through L2; here each input plane is read once with coalesced loads,
  * staged in shared memory, and the outputs are computed from there and written once, coalesced.
- * Forward: every output runs p2_window on the staged plane (same rules, same arithmetic).
- * Max backward: (1) stage x and dy, (2) every output's selection (p2_window: first maximum in
+ * Used for the overlapping max backward only (pool_go says why). Max backward: (1) stage x and dy, (2) every output's selection (p2_window: first maximum in
  * row-major window order, NaN rules) to shared memory as an input position, (3) every dx element
  * adds, in ascending (oh, ow) order, dy of the covering windows that selected it -- the same terms
- * in the same order as pool2d_maxbwd_map / pool2d_bwd_fast. Average backward: (1) stage dy / divisor
- * per output (the divisor of pool2d_bwd_fast), (2) every dx element adds those of its covering
- * windows in ascending order. Shared memory: plane sizes checked by plane_bytes(). ---- */
+ * in the same order as pool2d_maxbwd_map / pool2d_bwd_fast. (The kernel also has an average form:
+ * dy / divisor per output staged, then gathered; not launched.) Shared memory: plane sizes checked by plane_bytes(). ---- */
 const int PL_LD = 4; /* independent loads per thread and round of the staging loop */
 
 template <typename T, typename S>
@@ -675,42 +673,6 @@ __device__ __forceinline__ void pl_stage(const T *src, S *dst, unsigned n)
 }
 
 __host__ __device__ __forceinline__ unsigned pl_al8(unsigned b) { return (b + 7u) & ~7u; }
-
-template <typename T, int KH, int KW>
-__global__ void __launch_bounds__(256) pool2d_fwd_plane(P2 g, const T *X, T *Y, unsigned planes, typename fdnn_ewd::Acc<T>::type alpha,
-                                                        typename fdnn_ewd::Acc<T>::type beta)
-{
-    typedef typename fdnn_ewd::Acc<T>::type F;
-    extern __shared__ __align__(16) unsigned char pl_sm[];
-    T *sx = reinterpret_cast<T *>(pl_sm);
-    const unsigned HW = g.H * g.W, OHW = g.OH * g.OW;
-    for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
-        const T *xp = X + (size_t)p * HW;
-        for (unsigned i0 = 0; i0 < HW; i0 += PL_LD * 256u) { /* raw copy (no conversion): T in shared memory */
-            T r[PL_LD];
-#pragma unroll
-            for (int j = 0; j < PL_LD; j++) {
-                const unsigned i = i0 + threadIdx.x + 256u * j;
-                if (i < HW) r[j] = xp[i];
-            }
-#pragma unroll
-            for (int j = 0; j < PL_LD; j++) {
-                const unsigned i = i0 + threadIdx.x + 256u * j;
-                if (i < HW) sx[i] = r[j];
-            }
-        }
-        __syncthreads();
-        T *yp = Y + (size_t)p * OHW;
-        for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
-            const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
-            F acc[1];
-            int best[1];
-            p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, acc, best);
-            VLd<T, 1>::st(yp + o, acc, alpha, beta);
-        }
-        __syncthreads(); /* sx is restaged for the next plane */
-    }
-}
 
 /* MAX: shared = [x plane: T][selection per output: int][dy per output: F]; average: [dy/divisor per output: F]. */
 template <typename T, int KH, int KW>
@@ -783,14 +745,13 @@ __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const 
 }
 
 /* Shared bytes of the plane kernels (0: forward), or ~0u when a plane is too large or too small. */
-template <typename T> unsigned plane_bytes(const P2 &g, int fwd)
+template <typename T> unsigned plane_bytes(const P2 &g)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     const unsigned long long HW = (unsigned long long)g.H * g.W, OHW = (unsigned long long)g.OH * g.OW;
     if (HW < 512 || HW > 65536 || OHW > 65536) return ~0u; /* small planes: most of a 256-thread block would idle */
     const unsigned hw = (unsigned)HW, ohw = (unsigned)OHW;
-    const unsigned b = fwd ? hw * (unsigned)sizeof(T)
-                           : g.is_max ? pl_al8(hw * (unsigned)sizeof(T)) + pl_al8(ohw * 4u) + ohw * (unsigned)sizeof(F) : ohw * (unsigned)sizeof(F);
+    const unsigned b = g.is_max ? pl_al8(hw * (unsigned)sizeof(T)) + pl_al8(ohw * 4u) + ohw * (unsigned)sizeof(F) : ohw * (unsigned)sizeof(F);
     return b <= 40u * 1024u ? b : ~0u;
 }
 
@@ -863,22 +824,18 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     const unsigned grid = fdnn_ewd::dense_grid(h, g.total / VL);
     cudaStream_t s = (cudaStream_t)h->stream;
     const int k = g.wh == 2 && g.ww == 2 ? 2 : g.wh == 3 && g.ww == 3 ? 3 : 0;
-    if (VL == 1 && !g.xnhwc && !g.ynhwc && !g.onhwc) { /* NCHW: a plane per block through shared memory */
-        const unsigned pb = plane_bytes<T>(g, fwd);
-        const bool cells = g.is_max && g.sh >= g.wh && g.sw >= g.ww; /* non-overlapping max backward: the cell kernel below */
-        if (pb != ~0u && (fwd || !cells)) {
-            const unsigned planes = g.total / (fwd ? g.OH * g.OW : g.H * g.W);
+    /* NCHW overlapping max backward: a plane per block through shared memory (ops_bandwidth on the
+     * H200, 3x3/2: 24% -> 31% of copy bandwidth; the same staging measured slower for the forward
+     * (2x2: 64% -> 57%) and for average backward (33% -> 25%), which keep the kernels below) */
+    if (VL == 1 && !fwd && g.is_max && !g.xnhwc && !g.ynhwc && !g.onhwc && !(g.sh >= g.wh && g.sw >= g.ww)) {
+        const unsigned pb = plane_bytes<T>(g);
+        if (pb != ~0u) {
+            const unsigned planes = g.total / (g.H * g.W);
             const T *x = (const T *)X, *dy = (const T *)DY;
             T *o = (T *)O;
-            if (fwd) {
-                if (k == 2) pool2d_fwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
-                else if (k == 3) pool2d_fwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
-                else pool2d_fwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, o, planes, (F)alpha, (F)beta);
-            } else {
-                if (k == 2) pool2d_bwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
-                else if (k == 3) pool2d_bwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
-                else pool2d_bwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
-            }
+            if (k == 2) pool2d_bwd_plane<T, 2, 2><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+            else if (k == 3) pool2d_bwd_plane<T, 3, 3><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
+            else pool2d_bwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
             return;
         }
     }
