@@ -131,6 +131,15 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     ref_kernel<T><<<4096, 256>>>(x, w, y0, ref, P);
     CK(cudaGetLastError());
     const MmaConfig cfg = force_cfg >= 0 ? (MmaConfig)force_cfg : mma_pick(P, sms);
+    /* the library's split-K plan (float partials + an ordered reduction) */
+    const MmaSplit sp = mma_split(P.m, P.k, P.kg, (int)sizeof(T));
+    float *ws = nullptr;
+    if (sp.splits > 1) {
+        CK(cudaMalloc(&ws, mma_split_bytes(sp, P.m, P.k)));
+        P.splits = sp.splits;
+        P.kt_per = sp.kt_per;
+        P.ws = ws;
+    }
     CK(mma_launch<T>(P, cfg, 0));
     CK(cudaDeviceSynchronize());
     CK(cudaMemset(dev_max, 0, 2 * sizeof(unsigned)));
@@ -145,6 +154,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     const char *tn = std::is_same<T, __half>::value ? "fp16" : "bf16";
     printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s b%-3.1f %-7s relerr %.1e %s", tn, L.n, L.c, L.h, L.w, L.k, L.r, L.s,
            L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.beta, cfg_name(cfg), rel, pass ? "PASS" : "FAIL");
+    if (sp.splits > 1) printf(" split-K %d x %d slices", sp.splits, sp.kt_per);
     if (timed) {
         const double flops = 2.0 * P.m * (double)P.k * P.kg;
         cudaEvent_t e0, e1;
@@ -181,6 +191,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     }
     printf("\n");
     cudaFree(x); cudaFree(w); cudaFree(y); cudaFree(y0); cudaFree(ref); cudaFree(dev_max);
+    if (ws) cudaFree(ws);
     return pass;
 }
 
@@ -206,6 +217,8 @@ int main(int argc, char **argv)
         {1, 16, 30, 30, 24, 5, 5, 3, 4, 1, 1, -1.0f, 16},
         {4, 136, 7, 9, 200, 3, 3, 1, 1, 3, 0, 0.25f, 136},
         {2, 8, 23, 23, 16, 7, 7, 2, 3, 1, 1, 0.0f, 3},
+        {2, 256, 7, 7, 136, 3, 3, 1, 1, 1, 0, 0.5f, 256}, /* 2 tiles, 72 slices: split-K (partial K tile, beta) */
+        {3, 128, 6, 5, 64, 3, 3, 1, 1, 2, 1, 0.0f, 128},  /* split-K with K <= 64 */
     };
     for (const Layer &L : small)
         for (int cfg = 0; cfg < MMA_NCONFIGS; cfg++) {
@@ -220,6 +233,8 @@ int main(int argc, char **argv)
         {128, 256, 56, 56, 64, 1, 1, 1, 0, 1, 0, 0.0f, 256},
         {128, 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0.0f, 128},
         {32, 8, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0.0f, 3}, /* C = 3 padded to 8 (zeros); FLOPs count C = 8 */
+        {32, 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0.0f, 512}, /* 52 tiles: split-K */
+        {32, 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0.0f, 256},
     };
     size_t scratch_bytes = 0;
     void *scratch = nullptr;

@@ -29,13 +29,16 @@ cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem
  * 2-D (or 3-D with D = T = 1). applicable() checks the shape and layout (the list adds math type
  * and compute capability 8.0+); run() falls back to the WMMA kernel for tensors that are not
  * 16-byte aligned. C % 8 != 0: x and w are copied to workspace() bytes with C padded to a
- * multiple of 8 (0 bytes when C % 8 == 0). */
+ * multiple of 8; a small tile grid with a long reduction adds split-K float partial sums. */
 int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
 size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p);
 int fdnn_cuda_conv_fwd_mma_aligned(const fdnn_conv_args *a);
-/* applicable() and C % 8 == 0 (no workspace) and not FMA math and the current device is 8.0+
- * (for callers outside the list) */
+/* applicable() and C % 8 == 0 (no padding workspace) and not FMA math (FLOAT: TENSOR_OP math)
+ * and the current device is 8.0+ (for callers outside the list, which then provide
+ * fdnn_cuda_conv_fwd_mma_split_workspace bytes) */
 int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p);
+/* bytes of split-K partial sums the mma kernel needs for p as it is (C % 8 == 0 or FLOAT), 0 without split */
+size_t fdnn_cuda_conv_fwd_mma_split_workspace(const fdnn_conv_problem *p);
 /* Compute-capability major of the current device (queried once per device; conv_list_cuda.c);
  * *dev gets the device index. 0 on error. */
 int fdnn_cuda_device_cc_major(int *dev);

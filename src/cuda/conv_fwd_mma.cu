@@ -7,7 +7,9 @@
  * C % 8 != 0 (the kernel copies 8 channels at a time): run() first copies x and the filter to
  * workspace with the channels padded by zeros to Cp = round_up(C, 8) (conv_chpad.cuh) and runs
  * the kernel on that padded problem; workspace() = the padded x + the padded filter (each
- * rounded to 256 bytes), 0 when C % 8 == 0. */
+ * rounded to 256 bytes), 0 when C % 8 == 0; plus, when the tile grid is small and the reduction
+ * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
+ * kernel (deterministic). */
 #include <stdarg.h>
 #include "conv_fwd_mma.cuh"
 #include "conv_chpad.cuh"
@@ -44,7 +46,22 @@ fdnn_mma::MmaConvParams make_params(const fdnn_conv_problem *p, const fdnn_conv_
     P.beta = (float)a->beta;
     P.m = (int)((long long)p->n * p->out[1] * p->out[2]);
     P.kg = p->flt[1] * p->flt[2] * p->c;
+    P.splits = 1;
+    P.kt_per = 0;
+    P.ws = NULL;
     return P;
+}
+
+int elem_bytes(const fdnn_conv_problem *p) { return p->xtype == CUDNN_DATA_FLOAT ? 4 : 2; }
+
+/* the split-K plan of a problem the kernel runs as it is (C % 8 == 0, or FLOAT) */
+fdnn_mma::MmaSplit split_of(const fdnn_conv_problem *p)
+{
+    return fdnn_mma::mma_split((int)((long long)p->n * p->out[1] * p->out[2]), p->k, p->flt[1] * p->flt[2] * p->c, elem_bytes(p));
+}
+size_t split_bytes(const fdnn_conv_problem *p)
+{
+    return fdnn_mma::mma_split_bytes(split_of(p), (int)((long long)p->n * p->out[1] * p->out[2]), p->k);
 }
 
 int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
@@ -82,9 +99,16 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 
 extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
 {
-    if (p->c % 8 == 0 || p->xtype == CUDNN_DATA_FLOAT || !fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
+    if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
+    if (p->c % 8 == 0 || p->xtype == CUDNN_DATA_FLOAT) return split_bytes(p);
     const int cp = fdnn_chpad::padded_c(p->c);
-    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp);
+    const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
+    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp) + split_bytes(&q);
+}
+
+extern "C" size_t fdnn_cuda_conv_fwd_mma_split_workspace(const fdnn_conv_problem *p)
+{
+    return split_bytes(p);
 }
 
 extern "C" int fdnn_cuda_conv_fwd_mma_usable(const fdnn_conv_problem *p)
@@ -109,10 +133,12 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "conv_fwd__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)",
                          cs->cc / 10, cs->cc % 10);
     const size_t need = fdnn_cuda_conv_fwd_mma_workspace(p);
+    const int padded = p->c % 8 && p->xtype != CUDNN_DATA_FLOAT;
     if (need && (!a->workspace || a->workspace_size < need))
-        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_fwd__implicit_gemm_mma needs %zu bytes of workspace for C=%d padded to %d channels (got %zu)",
-                         need, p->c, fdnn_chpad::padded_c(p->c), a->workspace_size);
-    if (need) {
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM,
+                         "conv_fwd__implicit_gemm_mma needs %zu bytes of workspace (C=%d padded to %d channels, split-K partial sums) (got %zu)",
+                         need, p->c, padded ? fdnn_chpad::padded_c(p->c) : p->c, a->workspace_size);
+    if (padded) {
         /* C % 8 != 0: the kernel runs on x and w copied to workspace with Cp channels; only y and
          * the workspace must be 16-byte aligned (else the WMMA kernel on the original problem) */
         if (!aligned16(a->out) || !aligned16(a->workspace)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
@@ -124,17 +150,24 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st), "conv_fwd__implicit_gemm_mma: padding x"));
         FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->w, wp, wr, p->c, cp, st), "conv_fwd__implicit_gemm_mma: padding w"));
         const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
+        const size_t used = fdnn_chpad::padded_bytes(xr, cp) + fdnn_chpad::padded_bytes(wr, cp);
         fdnn_conv_args b = *a;
         b.x = xp;
         b.w = wp;
-        b.workspace = NULL;
-        b.workspace_size = 0;
+        b.workspace = (char *)a->workspace + used; /* the split partials of the padded problem, if any */
+        b.workspace_size = a->workspace_size - used;
         return fdnn_cuda_conv_fwd_mma_run(h, &q, &b); /* C % 8 == 0 now: the plain path */
     }
     /* 16-byte copies need 16-byte aligned tensors; the WMMA kernel gathers element by element
      * and takes every problem this entry takes */
     if (!fdnn_cuda_conv_fwd_mma_aligned(a)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
-    const fdnn_mma::MmaConvParams P = make_params(p, a);
+    fdnn_mma::MmaConvParams P = make_params(p, a);
+    const fdnn_mma::MmaSplit sp = split_of(p);
+    if (sp.splits > 1 && aligned16(a->workspace)) { /* need > 0 checked above; unaligned: one split */
+        P.splits = sp.splits;
+        P.kt_per = sp.kt_per;
+        P.ws = (float *)a->workspace;
+    }
     const int sms = cs ? cs->prop.multiProcessorCount : 132;
     const fdnn_mma::MmaConfig cfg = fdnn_mma::mma_pick(P, sms);
     cudaError_t e;

@@ -43,6 +43,9 @@ struct MmaConvParams {
     float alpha, beta;
     int m;              /* N*P*Q, < 2^31 */
     int kg;             /* R*S*C, < 2^31 */
+    int splits;         /* split-K: blockIdx.z takes slices [z*kt_per, (z+1)*kt_per); 1 = none */
+    int kt_per;         /* slices per split (with one split: at least all of them) */
+    float *ws;          /* splits > 1: float partials [splits][M][K], 16-byte aligned */
 };
 
 constexpr int BK = 32;            /* reduction slice (16-bit elements; 64 bytes) */
@@ -178,7 +181,9 @@ conv_fwd_mma_kernel(const MmaConvParams P)
         b_base[i] = kk < P.k ? (long long)kk * P.kg : -1;
     }
 
-    const int ktiles = (P.kg + BKE - 1) / BKE;
+    const int kt_all = (P.kg + BKE - 1) / BKE;
+    const int kt0 = P.splits > 1 ? blockIdx.z * P.kt_per : 0; /* this split's slices [kt0, kt0 + ktiles) */
+    const int ktiles = P.splits > 1 ? max(0, min(kt_all - kt0, P.kt_per)) : kt_all;
 
     /* issue the copies of reduction slice kt into ring stage st */
     auto load_stage = [&](int kt, int st) {
@@ -223,7 +228,7 @@ conv_fwd_mma_kernel(const MmaConvParams P)
     /* prologue: slices 0 .. STAGES-2 in flight (empty groups past the end keep the count) */
 #pragma unroll
     for (int st = 0; st < STAGES - 1; st++) {
-        if (st < ktiles) load_stage(st, st);
+        if (st < ktiles) load_stage(kt0 + st, st);
         cp_async_commit();
     }
 
@@ -232,7 +237,7 @@ conv_fwd_mma_kernel(const MmaConvParams P)
         __syncthreads();             /* everyone's have, and everyone is done with slice kt-1 */
         {
             const int nk = kt + STAGES - 1; /* refill the stage that slice kt-1 used */
-            if (nk < ktiles) load_stage(nk, nk % STAGES);
+            if (nk < ktiles) load_stage(kt0 + nk, nk % STAGES);
             cp_async_commit();
         }
         const uint32_t sa = smem + (kt % STAGES) * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
@@ -266,8 +271,25 @@ conv_fwd_mma_kernel(const MmaConvParams P)
     }
     cp_async_wait<0>(); /* no copy may still target shared memory when the block exits */
 
-    /* epilogue: acc[i][j] holds rows g, g+8 and columns 2*(lane%4), +1 of its 16x8 tile */
+    /* epilogue: acc[i][j] holds rows g, g+8 and columns 2*(lane%4), +1 of its 16x8 tile; with
+     * several splits the float partials go to the workspace and mma_reduce_kernel finishes */
     const float alpha = P.alpha, beta = P.beta;
+    if (P.splits > 1) {
+        float *part = P.ws + (long long)blockIdx.z * P.m * P.k;
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int m = m0 + wm * WM + i * 16 + (lane >> 2) + half * 8;
+                if (m >= P.m) continue;
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    const int kk = n0 + wn * WN + j * 8 + (lane & 3) * 2;
+                    if (kk < P.k) *(float2 *)(part + (long long)m * P.k + kk) = make_float2(acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+                }
+            }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < MI; i++) {
 #pragma unroll
@@ -292,6 +314,30 @@ conv_fwd_mma_kernel(const MmaConvParams P)
 #endif
 }
 
+/* y = alpha * sum_s ws[s] + beta * y (beta == 0: y not read), two channels per thread, the
+ * splits summed in order 0, 1, ...: deterministic. */
+template <typename T>
+__global__ void mma_reduce_kernel(const MmaConvParams P)
+{
+    const long long plane = (long long)P.m * P.k, pairs = plane / 2;
+    T *y = (T *)P.y;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < pairs; e += (long long)gridDim.x * blockDim.x) {
+        float s0 = 0.f, s1 = 0.f;
+        for (int s = 0; s < P.splits; s++) {
+            const float2 v = *(const float2 *)(P.ws + s * plane + e * 2);
+            s0 += v.x;
+            s1 += v.y;
+        }
+        float o0 = P.alpha * s0, o1 = P.alpha * s1;
+        if (P.beta != 0.f) {
+            const float2 old = MmaType<T>::load2(y + e * 2);
+            o0 += P.beta * old.x;
+            o1 += P.beta * old.y;
+        }
+        MmaType<T>::store2(y + e * 2, o0, o1);
+    }
+}
+
 /* The tile configurations and their launch. */
 enum MmaConfig { MMA_128x128 = 0, MMA_128x64 = 1, MMA_64x64 = 2, MMA_256x64 = 3, MMA_256x128 = 4 };
 constexpr int MMA_NCONFIGS = 5;
@@ -312,6 +358,40 @@ static inline MmaConfig mma_pick(const MmaConvParams &P, int num_sms)
     return MMA_128x128;
 }
 
+static inline int mma_bm(MmaConfig c) { return c == MMA_256x64 || c == MMA_256x128 ? 256 : c == MMA_64x64 ? 64 : 128; }
+static inline int mma_bn(MmaConfig c) { return c == MMA_128x128 || c == MMA_256x128 ? 128 : 64; }
+
+/* Split-K plan, a function of the problem only (the workspace query and the run agree; the
+ * tile count is taken for the canonical 128x128 tile, 128x64 when K <= 64, whatever tile
+ * mma_pick then launches): when that grid is smaller than MMA_TARGET_BLOCKS / 2 (fewer blocks
+ * than SMs on an H100/H200) and the reduction has at least 16 slices, the slices are split so
+ * that tiles x splits approaches MMA_TARGET_BLOCKS, each split taking at least 8 slices. */
+constexpr int MMA_TARGET_BLOCKS = 264;
+struct MmaSplit {
+    int splits, kt_per;
+};
+static inline MmaSplit mma_split(int m, int k, int kg, int elem_bytes)
+{
+    const MmaConfig cfg = k <= 64 ? MMA_128x64 : MMA_128x128;
+    const int bke = 64 / elem_bytes;
+    const long long ktiles = ((long long)kg + bke - 1) / bke;
+    const long long tiles = (((long long)m + mma_bm(cfg) - 1) / mma_bm(cfg)) * ((k + mma_bn(cfg) - 1) / mma_bn(cfg));
+    MmaSplit sp = {1, (int)(ktiles > 0 ? ktiles : 1)};
+    if (tiles <= 0 || 2 * tiles >= MMA_TARGET_BLOCKS || ktiles < 16) return sp;
+    long long want = (MMA_TARGET_BLOCKS + tiles - 1) / tiles;
+    if (want > ktiles / 8) want = ktiles / 8;
+    if (want > 64) want = 64;
+    if (want < 2) return sp;
+    sp.kt_per = (int)((ktiles + want - 1) / want);
+    sp.splits = (int)((ktiles + sp.kt_per - 1) / sp.kt_per);
+    return sp;
+}
+/* bytes of float partials a split plan needs (0 with one split) */
+static inline size_t mma_split_bytes(const MmaSplit &sp, int m, int k)
+{
+    return sp.splits > 1 ? (size_t)sp.splits * (size_t)m * (size_t)k * sizeof(float) : 0;
+}
+
 template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
 static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
 {
@@ -329,13 +409,20 @@ static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
         if (e != cudaSuccess) return e;
         if (dev < 64) __atomic_fetch_or(&opted, bit, __ATOMIC_RELEASE);
     }
-    dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN));
+    dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN), (unsigned)(P.splits > 1 ? P.splits : 1));
     kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
+    e = cudaGetLastError();
+    if (e != cudaSuccess || P.splits <= 1) return e;
+    const long long pairs = (long long)P.m * P.k / 2;
+    long long blocks = (pairs + 255) / 256;
+    if (blocks > 4096) blocks = 4096;
+    mma_reduce_kernel<T><<<(unsigned)blocks, 256, 0, st>>>(P);
     return cudaGetLastError();
 }
 
-/* T = __half, __nv_bfloat16 or float (TF32). The caller has checked the requirements (C % 8,
- * or C % 4 for float, K % 8, 16-byte aligned pointers, M and Kg below 2^31, blocks of K below 65536 * BN). */
+/* T = __half, __nv_bfloat16 or float (TF32). P.splits / P.kt_per from mma_split (or 1 and
+ * the slice count), P.ws (16-byte aligned) of mma_split_bytes when splits > 1. The caller has
+ * checked the requirements (C % 8, or C % 4 for float, K % 8, 16-byte aligned pointers, M and Kg below 2^31, blocks of K below 65536 * BN). */
 template <typename T>
 static cudaError_t mma_launch(const MmaConvParams &P, MmaConfig cfg, cudaStream_t st)
 {

@@ -593,8 +593,8 @@ extern "C" size_t fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(const fdnn_conv_pro
 {
     if (make_plan(p).one) return 0;
     const fdnn_conv_problem q = fwd_view(p);
-    /* the mma implicit GEMM needs no column buffer */
-    return fwdview_wt_bytes(p) + (fdnn_cuda_conv_fwd_mma_usable(&q) ? 0 : make_plan(&q).total);
+    /* the mma implicit GEMM needs no column buffer, only its split-K partial sums (if any) */
+    return fwdview_wt_bytes(p) + (fdnn_cuda_conv_fwd_mma_usable(&q) ? fdnn_cuda_conv_fwd_mma_split_workspace(&q) : make_plan(&q).total);
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
