@@ -207,6 +207,10 @@ static void pack_filter(const fdnn_conv_problem *p, const geo *g, const float *w
                 float *d = wp + (((int64_t)kb * R + r) * S + s) * ci * FDNN_NHWC_KB;
                 int nj = co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
                 const float *src = w + (int64_t)kb * FDNN_NHWC_KB * sco + rr * ws[3] + ss * ws[4];
+                if (sci == 1) {   /* KRSC forward: rows contiguous along c, transposed in registers */
+                    fdnn_avx512_nhwc_pack_rows(src, sco, nj, ci, d);
+                    continue;
+                }
                 /* 16 x 32 tiles: the tile's reads (32 row pieces) and writes stay in L1 */
                 for (int c0 = 0; c0 < ci; c0 += 16) {
                     int c1 = c0 + 16 < ci ? c0 + 16 : ci;
