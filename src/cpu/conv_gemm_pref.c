@@ -32,23 +32,18 @@ static int prefer_gemm(const fdnn_conv_problem *p)
         const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
         if (nhwc_unit(p)) return opq <= 784;
         /* NHWC, other filters (nhwc_col: im2col + one SGEMM for the batch, the KRSC filter read in
-         * place) against the direct kernel, which packs the whole filter on every call and whose
-         * register tile runs along one output row. Measured (ms, rn50 3x3 layers, direct -> GEMM,
-         * single thread under load / 2 threads nice'd; fwd, bwd-data, bwd-filter):
-         *   512->512 7x7   N=1: 3.41/3.19/7.08 -> 2.82/2.86/2.52;  2 thr 1.81-1.89/1.55-1.69/3.7-6.1 -> 1.50-1.67/1.48-2.5/1.52-2.65
-         *   256->256 14x14 N=1: 2.17/2.14/3.04 -> 2.30/2.41/2.29
-         *   512->512 7x7   N=8: 17.9/18.0/24.7 -> 19.0/19.8/18.9
-         *   256->256 14x14 N=8: 16.6/16.6/19.1 -> 20.2/20.9/19.8
-         * so GEMM for forward / backward data up to 49 output (input) positions in the batch and
-         * for backward filter up to 392. Also the backward filter of strided 1x1 filters, where the
-         * direct kernel first copies x and GEMM gathers just the sampled rows (256->512 56x56
-         * stride 2, 2 threads: N=1 1.24-1.44 -> 1.04 ms, N=8 10.5-10.6 -> 9.6 ms); not their
-         * backward data, whose columns would be mostly zeros (4.4x slower). */
-        const int64_t npq = (int64_t)p->n * opq, nhw = (int64_t)p->n * p->in[0] * p->in[1] * p->in[2];
-        if (p->dir == FDNN_CONV_BWD_DATA) return nhw <= 49;
-        if (p->dir == FDNN_CONV_FWD) return npq <= 49;
+         * place) against the direct kernels. Backward filter: GEMM up to N*P*Q = 392 (ms, direct ->
+         * GEMM, single thread: 512->512 7x7 N=1 7.08 -> 2.52 (2 threads 3.7-6.1 -> 1.46-1.52),
+         * 256->256 14x14 N=1 3.04 -> 2.29, 512->512 7x7 N=8 24.7 -> 18.9; 256->256 14x14 N=8 19.1
+         * -> 19.8 stays direct), and for strided 1x1 filters, where the direct kernel first copies
+         * x and GEMM gathers just the sampled rows (256->512 56x56 stride 2, 2 threads: N=1
+         * 1.24-1.44 -> 1.04, N=8 10.5-10.6 -> 9.4-9.6). Forward and backward data stay direct: with
+         * the filter packs in memory order the direct kernel is ahead even at 7x7 N=1 (2 threads
+         * fwd 1.18-1.34 against 1.43, bwd data 1.37-1.38 against 1.47-1.49), and strided backward
+         * data through mostly-zero columns would be 4.4x slower. */
+        if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
         if (p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1)) return 1;
-        return npq <= 392;
+        return (int64_t)p->n * opq <= 392;
     }
     /* NCHW strided 1x1 backward filter: the column matrix is only a subsample of x
      * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward is a wash
