@@ -6,8 +6,10 @@
  * prefers GEMM, =1 always does where it applies (for measurements); unset: the rule below. */
 #include "conv_cpu.h"
 #include <stdio.h>
+#include <string.h>
 
 static int nhwc_unit(const fdnn_conv_problem *p);
+static int nhwc_col(const fdnn_conv_problem *p);
 
 static int prefer_gemm(const fdnn_conv_problem *p)
 {
@@ -29,14 +31,19 @@ static int prefer_gemm(const fdnn_conv_problem *p)
     if (p->w_nhwc) {
         const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
         if (nhwc_unit(p)) return opq <= 784;
-        /* NHWC 3x3 (im2col + GEMM against the direct kernel; FreeDNN/oneDNN time, direct -> GEMM,
-         * 2 threads): backward data wins up to 14x14 outputs (512->512 7x7 N=1 2.38 -> 1.73,
-         * 256->256 14x14 N=1 2.39 -> 1.88, N=8 even), forward only at 7x7 (N=8 1.22 -> 1.04,
-         * N=1 even); backward filter and 28x28 outputs stay direct (128->128 28x28 N=1 1.17-1.23
-         * direct against 1.31-1.66 GEMM; 7x7 N=1 backward filter 2.17 against 3.19) */
-        if (p->dir == FDNN_CONV_BWD_DATA) return opq <= 196;
-        if (p->dir == FDNN_CONV_FWD) return opq <= 49;
-        return 0;
+        /* NHWC, other filters (nhwc_col: im2col + one SGEMM for the batch, the KRSC filter read in
+         * place) against the direct kernels. Backward filter: GEMM up to N*P*Q = 392 (ms, direct ->
+         * GEMM, single thread: 512->512 7x7 N=1 7.08 -> 2.52 (2 threads 3.7-6.1 -> 1.46-1.52),
+         * 256->256 14x14 N=1 3.04 -> 2.29, 512->512 7x7 N=8 24.7 -> 18.9; 256->256 14x14 N=8 19.1
+         * -> 19.8 stays direct), and for strided 1x1 filters, where the direct kernel first copies
+         * x and GEMM gathers just the sampled rows (256->512 56x56 stride 2, 2 threads: N=1
+         * 1.24-1.44 -> 1.04, N=8 10.5-10.6 -> 9.4-9.6). Forward and backward data stay direct: with
+         * the filter packs in memory order the direct kernel is ahead even at 7x7 N=1 (2 threads
+         * fwd 1.18-1.34 against 1.43, bwd data 1.37-1.38 against 1.47-1.49), and strided backward
+         * data through mostly-zero columns would be 4.4x slower. */
+        if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
+        if (p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1)) return 1;
+        return (int64_t)p->n * opq <= 392;
     }
     /* NCHW strided 1x1 backward filter: the column matrix is only a subsample of x
      * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward is a wash
@@ -145,6 +152,136 @@ const fdnn_conv_impl fdnn_conv_bwd_data__gemm_nhwc_1x1 = {
 };
 const fdnn_conv_impl fdnn_conv_bwd_filter__gemm_nhwc_1x1 = {
     "conv_bwd_filter__gemm_nhwc_1x1", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1, CUDNN_FMA_MATH, nhwc_applicable, ws_zero, nhwc_run,
+};
+
+/* NHWC, any filter size / stride / padding / dilation, every tensor packed (x, y: N,H,W,C;
+ * filter K,R,S,C, so W is a row-major K x (R*S*C) matrix): im2col with channel-innermost
+ * rows, then one SGEMM for the batch. The filter is read in place by the GEMM (no per-call
+ * repacking of R*S*C*K floats, which the direct kernel pays and which dominates at small
+ * outputs), only the activations are gathered:
+ *   fwd        y  (NPQ x K)  = col (NPQ x RSC) * W^T,  col[(n,p,q)][(r,s,c)] = x tap
+ *   bwd filter dW (K x RSC)  = dy^T (K x NPQ) * col (NPQ x RSC)
+ *   bwd data   dx (NHW x C)  = dcol (NHW x K*R*S) * W (as a (K*R*S) x C matrix),
+ *              dcol[(n,h,w)][(k,r,s)] = dy[n, p, q, k] where h = p*sh - ph + r*dh (likewise w),
+ *              0 where no such p, q exists (any stride, no zero insertion)
+ * Taps are flipped for CONVOLUTION mode. */
+static int nhwc_col(const fdnn_conv_problem *p)
+{
+    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT ||
+        p->compute_type != CUDNN_DATA_FLOAT || p->g != 1 || !p->w_nhwc || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
+        return 0;
+    if (p->in[0] != 1 || p->out[0] != 1 || p->flt[0] != 1) return 0;
+    int R = p->flt[1], S = p->flt[2], C = p->c;
+    if (p->ws[1] != 1 || p->ws[4] != C || p->ws[3] != (int64_t)S * C || p->ws[0] != (int64_t)R * S * C) return 0;
+    int64_t rsc = (int64_t)R * S * C, rsk = (int64_t)R * S * p->k;
+    int64_t mo = (int64_t)p->n * p->out[1] * p->out[2], mi = (int64_t)p->n * p->in[1] * p->in[2];
+    if (mo > 0x7fffffff || mi > 0x7fffffff || rsc > 0x7fffffff || rsk > 0x7fffffff) return 0;
+    return nhwc_packed(p->xs, p->in, p->c, p->n) && nhwc_packed(p->ys, p->out, p->k, p->n);
+}
+
+static int col_applicable(const fdnn_conv_problem *p, char *why, size_t n)
+{
+    if (!nhwc_col(p)) {
+        snprintf(why, n, "NHWC im2col GEMM needs FLOAT, groups 1, 2-D, packed NHWC x/y and a packed KRSC filter");
+        return 0;
+    }
+    if (!prefer_gemm(p)) {
+        snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
+        return 0;
+    }
+    return 1;
+}
+
+static size_t col_workspace(const fdnn_conv_problem *p)
+{
+    int RS = p->flt[1] * p->flt[2];
+    if (p->dir == FDNN_CONV_BWD_DATA) return (size_t)p->n * p->in[1] * p->in[2] * p->k * RS * sizeof(float);
+    return (size_t)p->n * p->out[1] * p->out[2] * p->c * RS * sizeof(float);
+}
+
+/* col[(n,p,q)][(r,s,c)]: the x value that multiplies W[k][r][s][c] for output (n,p,q) */
+static void nhwc_im2col(const fdnn_conv_problem *p, const float *x, float *col)
+{
+    int R = p->flt[1], S = p->flt[2], C = p->c, H = p->in[1], W = p->in[2], P = p->out[1], Q = p->out[2];
+    int cc = p->cross_correlation;
+    int64_t rsc = (int64_t)R * S * C, m = (int64_t)p->n * P * Q;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++) {
+        int n = (int)(i / ((int64_t)P * Q)), pp = (int)(i / Q % P), q = (int)(i % Q);
+        float *row = col + i * rsc;
+        for (int r = 0; r < R; r++) {
+            int h = pp * p->stride[1] - p->pad[1] + (cc ? r : R - 1 - r) * p->dil[1];
+            for (int s = 0; s < S; s++) {
+                int w = q * p->stride[2] - p->pad[2] + (cc ? s : S - 1 - s) * p->dil[2];
+                float *d = row + ((int64_t)r * S + s) * C;
+                if (h < 0 || h >= H || w < 0 || w >= W) memset(d, 0, sizeof(float) * (size_t)C);
+                else memcpy(d, x + n * p->xs[0] + h * p->xs[3] + w * p->xs[4], sizeof(float) * (size_t)C);
+            }
+        }
+    }
+}
+
+/* dcol[(n,h,w)][(k,r,s)]: the dy value that multiplies W[k][r][s][c] for dx (n,h,w,c) */
+static void nhwc_dcol(const fdnn_conv_problem *p, const float *dy, float *col)
+{
+    int R = p->flt[1], S = p->flt[2], K = p->k, H = p->in[1], W = p->in[2], P = p->out[1], Q = p->out[2];
+    int cc = p->cross_correlation, RS = R * S;
+    int64_t m = (int64_t)p->n * H * W, rsk = (int64_t)RS * K;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++) {
+        int n = (int)(i / ((int64_t)H * W)), h = (int)(i / W % H), w = (int)(i % W);
+        float *row = col + i * rsk;
+        for (int r = 0; r < R; r++) {
+            int u = h + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];
+            int pp = u >= 0 && u % p->stride[1] == 0 ? u / p->stride[1] : -1;
+            for (int s = 0; s < S; s++) {
+                int v = w + p->pad[2] - (cc ? s : S - 1 - s) * p->dil[2];
+                int q = v >= 0 && v % p->stride[2] == 0 ? v / p->stride[2] : -1;
+                float *d = row + r * S + s;
+                if (pp < 0 || pp >= P || q < 0 || q >= Q) {
+                    for (int k = 0; k < K; k++) d[(int64_t)k * RS] = 0.0f;
+                } else {
+                    const float *src = dy + n * p->ys[0] + pp * p->ys[3] + q * p->ys[4];
+                    for (int k = 0; k < K; k++) d[(int64_t)k * RS] = src[k];
+                }
+            }
+        }
+    }
+}
+
+static cudnnStatus_t col_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    (void)h;
+    if (a->workspace_size < col_workspace(p))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, col_workspace(p));
+    int RS = p->flt[1] * p->flt[2], C = p->c, K = p->k;
+    int mo = p->n * p->out[1] * p->out[2], mi = p->n * p->in[1] * p->in[2];
+    float al = (float)a->alpha, be = (float)a->beta, *col = a->workspace;
+    switch (p->dir) {
+    case FDNN_CONV_FWD:
+        nhwc_im2col(p, a->x, col);
+        fdnn_sgemm(0, 1, mo, K, RS * C, al, col, (int64_t)RS * C, a->w, (int64_t)RS * C, be, a->out, K);
+        break;
+    case FDNN_CONV_BWD_FILTER:
+        nhwc_im2col(p, a->x, col);
+        fdnn_sgemm(1, 0, K, RS * C, mo, al, a->y, K, col, (int64_t)RS * C, be, a->out, (int64_t)RS * C);
+        break;
+    case FDNN_CONV_BWD_DATA:
+        nhwc_dcol(p, a->y, col);
+        fdnn_sgemm(0, 0, mi, C, RS * K, al, col, (int64_t)RS * K, a->w, C, be, a->out, C);
+        break;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+const fdnn_conv_impl fdnn_conv_fwd__gemm_nhwc_col = {
+    "conv_fwd__gemm_nhwc_col", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, 1, CUDNN_FMA_MATH, col_applicable, col_workspace, col_run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_data__gemm_nhwc_col = {
+    "conv_bwd_data__gemm_nhwc_col", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1, CUDNN_FMA_MATH, col_applicable, col_workspace, col_run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_filter__gemm_nhwc_col = {
+    "conv_bwd_filter__gemm_nhwc_col", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1, CUDNN_FMA_MATH, col_applicable, col_workspace, col_run,
 };
 
 const fdnn_conv_impl fdnn_conv_fwd__gemm_pref = {

@@ -8,10 +8,11 @@ extern const fdnn_conv_impl fdnn_conv_fwd__depthwise_nhwc, fdnn_conv_bwd_data__d
 /* GEMM entries applicable only where GEMM beats the direct kernels (conv_gemm_pref.c) */
 extern const fdnn_conv_impl fdnn_conv_fwd__gemm_pref, fdnn_conv_bwd_data__gemm_pref, fdnn_conv_bwd_filter__gemm_pref;
 extern const fdnn_conv_impl fdnn_conv_fwd__gemm_nhwc_1x1, fdnn_conv_bwd_data__gemm_nhwc_1x1, fdnn_conv_bwd_filter__gemm_nhwc_1x1;
+extern const fdnn_conv_impl fdnn_conv_fwd__gemm_nhwc_col, fdnn_conv_bwd_data__gemm_nhwc_col, fdnn_conv_bwd_filter__gemm_nhwc_col;
 
-static const fdnn_conv_impl *const fwd[] = {&fdnn_conv_fwd__gemm_pref, &fdnn_conv_fwd__gemm_nhwc_1x1, &fdnn_conv_fwd__direct_nhwc, &fdnn_conv_fwd__depthwise_nhwc, &fdnn_conv_fwd__im2col_gemm, &fdnn_conv_fwd__direct_ref, NULL};
-static const fdnn_conv_impl *const bwd_data[] = {&fdnn_conv_bwd_data__gemm_pref, &fdnn_conv_bwd_data__gemm_nhwc_1x1, &fdnn_conv_bwd_data__direct_nhwc, &fdnn_conv_bwd_data__depthwise_nhwc, &fdnn_conv_bwd_data__im2col_gemm, &fdnn_conv_bwd_data__direct_ref, NULL};
-static const fdnn_conv_impl *const bwd_filter[] = {&fdnn_conv_bwd_filter__gemm_pref, &fdnn_conv_bwd_filter__gemm_nhwc_1x1, &fdnn_conv_bwd_filter__direct_nhwc, &fdnn_conv_bwd_filter__depthwise_nhwc, &fdnn_conv_bwd_filter__im2col_gemm, &fdnn_conv_bwd_filter__direct_ref, NULL};
+static const fdnn_conv_impl *const fwd[] = {&fdnn_conv_fwd__gemm_pref, &fdnn_conv_fwd__gemm_nhwc_1x1, &fdnn_conv_fwd__gemm_nhwc_col, &fdnn_conv_fwd__direct_nhwc, &fdnn_conv_fwd__depthwise_nhwc, &fdnn_conv_fwd__im2col_gemm, &fdnn_conv_fwd__direct_ref, NULL};
+static const fdnn_conv_impl *const bwd_data[] = {&fdnn_conv_bwd_data__gemm_pref, &fdnn_conv_bwd_data__gemm_nhwc_1x1, &fdnn_conv_bwd_data__gemm_nhwc_col, &fdnn_conv_bwd_data__direct_nhwc, &fdnn_conv_bwd_data__depthwise_nhwc, &fdnn_conv_bwd_data__im2col_gemm, &fdnn_conv_bwd_data__direct_ref, NULL};
+static const fdnn_conv_impl *const bwd_filter[] = {&fdnn_conv_bwd_filter__gemm_pref, &fdnn_conv_bwd_filter__gemm_nhwc_1x1, &fdnn_conv_bwd_filter__gemm_nhwc_col, &fdnn_conv_bwd_filter__direct_nhwc, &fdnn_conv_bwd_filter__depthwise_nhwc, &fdnn_conv_bwd_filter__im2col_gemm, &fdnn_conv_bwd_filter__direct_ref, NULL};
 
 const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir)
 {
@@ -20,5 +21,5 @@ const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir)
     case FDNN_CONV_BWD_DATA: return bwd_data;
     case FDNN_CONV_BWD_FILTER: return bwd_filter;
     }
-    return fwd + 6;
+    return fwd + 7;
 }

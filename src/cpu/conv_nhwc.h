@@ -39,6 +39,10 @@ typedef struct fdnn_nhwc_wgrad {
 } fdnn_nhwc_wgrad;
 void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
 
+/* Filter pack of the forward direction: d[c*32 + j] = src[j*sco + c] for c < ci, j < nj, and 0
+ * for nj <= j < 32 (src: nj filter rows with unit stride along c). */
+void fdnn_avx512_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, float *d);
+
 /* Depthwise (groups == C == K): y[n,p,q,c] = alpha * sum_{r,s} x[n, p*sh + r*dh, q*sw + s*dw, c]
  * * wp[r][s][c] + beta * y, x zero-padded with channel stride 1, y channel stride yc. */
 typedef struct fdnn_dw_fwd {

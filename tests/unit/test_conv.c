@@ -8,13 +8,15 @@
 static int skipped;
 
 /* INFO-log callback: counts the "... runs as <implementation>" lines (depthwise ones apart) */
-static int impl_runs, dw_runs;
+static int impl_runs, dw_runs, col_runs, nhwc_direct_runs;
 static void count_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
 {
     (void)sev, (void)udata, (void)dbg;
     if (!msg || !strstr(msg, " runs as ")) return;
     impl_runs++;
     if (strstr(msg, "__depthwise")) dw_runs++;
+    if (strstr(msg, "__gemm_nhwc_col")) col_runs++;
+    if (strstr(msg, "__direct_nhwc")) nhwc_direct_runs++;
 }
 
 static const cudnnDataType_t FWD_TYPES[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16,
@@ -588,6 +590,63 @@ int main(void)
             }
             printf("%s FLOAT NHWC depthwise 3x3: %d cases, %d with failures\n", dn[dir], ndw, fails);
         }
+    }
+    /* FLOAT packed NHWC, KRSC filter, groups 1, small outputs: the CPU's NHWC im2col + SGEMM path
+     * (conv_*__gemm_nhwc_col, forced with FREEDNN_CPU_CONV_GEMM=1) and the direct AVX-512 kernels
+     * with their filter packs (=0). Small P*Q (1x1 .. 7x7 outputs), N up to 3, C and K not multiples
+     * of 16 or 32 (and above 32: several channel blocks), 3x3 / 2x3 / 1x1 filters, strides 1-2,
+     * pad 0-2, dilation 1-2, both modes, every alpha/beta combination (beta == 0 on NaN). */
+    {
+        /*                        n   c   k   h   w  r  s str pad dil */
+        static const int GC[][10] = {{1, 37, 45, 7, 7, 3, 3, 1, 1, 1}, {2, 16, 33, 5, 4, 3, 3, 1, 1, 1}, {1, 5, 70, 3, 3, 3, 3, 1, 1, 1},
+                                     {3, 20, 9, 6, 7, 3, 3, 2, 1, 1},  {1, 48, 64, 7, 7, 2, 3, 1, 0, 1}, {2, 19, 31, 8, 6, 3, 3, 1, 2, 2},
+                                     {1, 33, 17, 1, 1, 3, 3, 1, 1, 1}, {2, 40, 40, 4, 4, 1, 1, 2, 0, 1}, {1, 64, 96, 7, 7, 3, 3, 1, 1, 1},
+                                     {2, 7, 12, 9, 5, 3, 2, 2, 1, 1}};
+        const int ngc = (int)(sizeof GC / sizeof GC[0]);
+        for (int pass = 0; pass < 2; pass++) {
+            setenv("FREEDNN_CPU_CONV_GEMM", pass ? "1" : "0", 1);
+            impl_runs = col_runs = nhwc_direct_runs = 0;
+            TH_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, NULL, count_impl));
+            for (int dir = 0; dir < 3; dir++) {
+                int fails = 0;
+                for (int i = 0; i < ngc; i++) {
+                    const int *b = GC[i];
+                    tcase t;
+                    tc_random_shape(&t, 0);
+                    t.nsp = 2;
+                    t.n = b[0];
+                    t.c = b[1];
+                    t.k = b[2];
+                    t.g = 1;
+                    t.in[1] = b[3];
+                    t.in[2] = b[4];
+                    t.flt[1] = b[5];
+                    t.flt[2] = b[6];
+                    t.mode = (i + pass) % 2 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                    t.xlay = t.ylay = LAY_NHWC;
+                    t.w_nhwc = 1;
+                    for (int a = 1; a < 3; a++) {
+                        t.stride[a] = b[7];
+                        t.dil[a] = b[9];
+                        int eff = (t.flt[a] - 1) * t.dil[a] + 1;
+                        t.pad[a] = b[8] < eff - 1 ? b[8] : eff - 1;   /* also what the direct backward data needs */
+                        while (t.in[a] + 2 * t.pad[a] < eff) t.in[a]++;
+                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                    }
+                    pick_types(&t, CUDNN_DATA_FLOAT);
+                    force_scales = (i + dir + pass) % 7;
+                    if (!run_case(h, dir, &t)) fails++;
+                    force_scales = -1;
+                }
+                printf("%s FLOAT NHWC small outputs (FREEDNN_CPU_CONV_GEMM=%d): %d cases, %d with failures\n", dn[dir], pass, ngc, fails);
+            }
+            TH_OK(cudnnSetCallback(0, NULL, NULL));
+            printf("NHWC small-output section pass %d: %d calls, %d NHWC im2col GEMM, %d direct NHWC\n", pass, impl_runs, col_runs,
+                   nhwc_direct_runs);
+            if (!th_is_gpu(h) && pass == 1) TH_CHECK(col_runs > 0, "FREEDNN_CPU_CONV_GEMM=1 never ran conv_*__gemm_nhwc_col");
+            if (!th_is_gpu(h) && pass == 0) TH_CHECK(col_runs == 0, "FREEDNN_CPU_CONV_GEMM=0 still ran conv_*__gemm_nhwc_col");
+        }
+        unsetenv("FREEDNN_CPU_CONV_GEMM");
     }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
