@@ -242,6 +242,34 @@ __device__ __forceinline__ unsigned p2_off(int nhwc, unsigned n, unsigned c, uns
     return nhwc ? ((n * A + a) * B + b) * C + c : ((n * C + c) * A + a) * B + b;
 }
 
+/* One input value v at input position pos joins a window: max keeps the first maximum in scan
+ * order (a NaN wins for good when NaNs propagate, is skipped otherwise); average sums. */
+template <typename F>
+__device__ __forceinline__ void p2_take(const P2 &g, F v, int pos, F &acc, int &best, int &nanf)
+{
+    if (g.is_max) {
+        if (nanf) return;
+        if (v != v) {
+            if (g.prop) nanf = 1, acc = v, best = pos;
+            return;
+        }
+        if (best < 0 || v > acc) acc = v, best = pos;
+    } else {
+        acc += v;
+    }
+}
+/* The window's result once all cnt in-range values were taken (wsize = window area). */
+template <typename F>
+__device__ __forceinline__ void p2_finish(const P2 &g, unsigned cnt, int wsize, F &acc, int best)
+{
+    if (g.is_max) {
+        if (best < 0) acc = cnt ? F(NAN) : F(0);
+    } else {
+        const F d = g.incl ? F(wsize) : F(cnt);
+        acc = d > F(0) ? acc / d : F(0);
+    }
+}
+
 /* Max selection over window (oh, ow) for VL channels from x at xb (offset of channel c, pixel
  * (0,0)); best[l] = the chosen input position ih*W+iw (-1 when none); acc[l] its value, or the
  * NaN / 0 of pool_one when nothing was selected. Average: acc = sum / divisor. */
@@ -267,28 +295,73 @@ __device__ __forceinline__ void p2_window(const P2 &g, const T *X, unsigned xb, 
             cnt++;
             const int pos = ih * (int)g.W + iw;
 #pragma unroll
-            for (int l = 0; l < VL; l++) {
-                if (g.is_max) {
-                    if (nanf[l]) continue;
-                    if (v[l] != v[l]) {
-                        if (g.prop) nanf[l] = 1, acc[l] = v[l], best[l] = pos;
-                        continue;
-                    }
-                    if (best[l] < 0 || v[l] > acc[l]) acc[l] = v[l], best[l] = pos;
-                } else {
-                    acc[l] += v[l];
-                }
-            }
+            for (int l = 0; l < VL; l++) p2_take(g, v[l], pos, acc[l], best[l], nanf[l]);
         }
     }
 #pragma unroll
-    for (int l = 0; l < VL; l++) {
-        if (g.is_max) {
-            if (best[l] < 0) acc[l] = cnt ? F(NAN) : F(0);
-        } else {
-            const F d = g.incl ? F(wh * ww) : F(cnt);
-            acc[l] = d > F(0) ? acc[l] / d : F(0);
+    for (int l = 0; l < VL; l++) p2_finish(g, cnt, wh * ww, acc[l], best[l]);
+}
+
+/* Forward of the common 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (then
+ * OW = W / 2, and input columns 2ow, 2ow+1 of every window row are one aligned pair). One thread
+ * per output, consecutive outputs on consecutive lanes: each thread loads its 3 pairs (coalesced,
+ * 3 loads instead of 9) and takes column 2ow-1 from the pair of the lane to its left (same row,
+ * ow-1) by a shuffle, loading it only on lane 0. Same scan order, p2_take / p2_finish rules and
+ * results as p2_window. Lanes past the end stay in the loop so that every shuffle sees a full
+ * warp. */
+template <typename T> struct alignas(2 * sizeof(T)) PoolPair {
+    T a, b;
+};
+template <typename T>
+__global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
+                                                              typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x;
+    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < g.total; base += stride) {
+        const unsigned k = base + lane;
+        const bool act = k < g.total;
+        unsigned ow = 0, oh = 0, plane = 0;
+        if (act) {
+            ow = fmod_(g.fOW, k);
+            const unsigned r = fdiv(g.fOW, k);
+            oh = fmod_(g.fOH, r);
+            plane = fdiv(g.fOH, r);
         }
+        const T *xp = X + (size_t)plane * g.H * g.W;
+        F c0[3], c1[3], cl[3];
+        bool rok[3];
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            const int ih = 2 * (int)oh - 1 + a;
+            rok[a] = act && ih >= 0 && ih < (int)g.H;
+            c0[a] = c1[a] = F(0);
+            if (rok[a]) {
+                const PoolPair<T> v = *reinterpret_cast<const PoolPair<T> *>(xp + (unsigned)ih * g.W + 2u * ow);
+                c0[a] = fdnn_ewd::to_a(v.a);
+                c1[a] = fdnn_ewd::to_a(v.b);
+            }
+            cl[a] = __shfl_up_sync(0xffffffffu, c1[a], 1);
+            if (lane == 0 && rok[a] && ow > 0) cl[a] = fdnn_ewd::to_a(xp[(unsigned)ih * g.W + 2u * ow - 1u]);
+        }
+        if (!act) continue;
+        F acc = g.is_max ? F(-INFINITY) : F(0);
+        int best = -1, nanf = 0;
+        unsigned cnt = 0;
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            if (!rok[a]) continue;
+            const int rowpos = (2 * (int)oh - 1 + a) * (int)g.W + 2 * (int)ow;
+            if (ow > 0) {
+                p2_take(g, cl[a], rowpos - 1, acc, best, nanf);
+                cnt++;
+            }
+            p2_take(g, c0[a], rowpos, acc, best, nanf);
+            p2_take(g, c1[a], rowpos + 1, acc, best, nanf);
+            cnt += 2;
+        }
+        p2_finish(g, cnt, 9, acc, best);
+        VLd<T, 1>::st(Y + k, &acc, alpha, beta);
     }
 }
 
@@ -838,6 +911,11 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             else pool2d_bwd_plane<T, 0, 0><<<planes, 256, pb, s>>>(g, x, dy, o, planes, (F)alpha, (F)beta);
             return;
         }
+    }
+    if (fwd && VL == 1 && k == 3 && g.sh == 2 && g.sw == 2 && g.ph == 1 && g.pw == 1 && g.W % 2 == 0 && !g.xnhwc && !g.ynhwc &&
+        g.OW == g.W / 2 && (uintptr_t)X % (2 * sizeof(T)) == 0) { /* NCHW 3x3/2 pad 1: paired loads + a shuffle */
+        pool2d_fwd_k3s2p1_nchw<T><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        return;
     }
     if (fwd) {
         if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
