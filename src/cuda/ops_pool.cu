@@ -569,6 +569,101 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char
     }
 }
 
+/* Backward of the 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (OW = W / 2):
+ * one thread per dx pair (ih, 2j), (ih, 2j+1). Pixel 2j is covered by output column j only,
+ * pixel 2j+1 by columns j and j+1; row ih by output row ih/2 (even ih) or rows (ih-1)/2 and
+ * (ih+1)/2 (odd). Each thread loads the terms of output column j for its (at most two) rows and
+ * takes those of column j+1 from the next lane (same row, pair j+1) by a shuffle, loading them
+ * only on lane 31. Terms: average dy / divisor (the divisor of pool2d_avgbwd_w4); max dy where the
+ * argmax map (pool2d_argmax_map: tap a*3+b of the window) names this pixel. Each pixel sums its
+ * terms in ascending (oh, ow) order, as pool2d_avgbwd_w4 / pool2d_maxbwd_map do, so the results
+ * are theirs. Lanes past the end stay in the loop so that every shuffle sees a full warp. */
+template <typename T, bool MAXM>
+__global__ void __launch_bounds__(256) pool2d_bwd_k3s2p1_nchw(P2 g, const signed char *map, const T *DY, T *DX,
+                                                              typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta,
+                                                              fdnn_ewd::FDiv fOW)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x, pairs = g.total / 2; /* g.total: dx elements */
+    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < pairs; base += stride) {
+        const unsigned k = base + lane;
+        const bool act = k < pairs;
+        unsigned j = 0, ih = 0, plane = 0;
+        if (act) {
+            j = fmod_(fOW, k); /* pairs per row = OW */
+            const unsigned r = fdiv(fOW, k);
+            ih = fmod_(g.fH, r);
+            plane = fdiv(g.fH, r);
+        }
+        const T *dyp = DY + (size_t)plane * g.OH * g.OW;
+        const signed char *mp = MAXM ? map + (size_t)plane * g.OH * g.OW : NULL;
+        F acc0 = F(0), acc1 = F(0);
+#pragma unroll
+        for (int rr = 0; rr < 2; rr++) {
+            /* covering output row: ih/2 (even ih: one row), (ih-1)/2 + rr (odd ih) */
+            const int oh = (ih & 1u) ? (int)(ih >> 1) + rr : (rr == 0 ? (int)(ih >> 1) : -1);
+            const bool rok = act && oh >= 0 && oh < (int)g.OH;
+            const int a = (int)ih - (2 * oh - 1); /* window row of this pixel row */
+            F q0 = F(0);
+            int t0 = -1;
+            if (rok) {
+                const unsigned yo = (unsigned)oh * g.OW + j;
+                q0 = fdnn_ewd::to_a(dyp[yo]);
+                if (MAXM) t0 = mp[yo];
+                else {
+                    F div;
+                    if (g.incl) div = F(9);
+                    else {
+                        const int hs = 2 * oh - 1, ws = 2 * (int)j - 1;
+                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
+                        const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
+                        div = F((h1 - h0) * (w1 - w0));
+                    }
+                    q0 = div > F(0) ? q0 / div : F(0);
+                }
+            }
+            F q1 = __shfl_down_sync(0xffffffffu, q0, 1);
+            int t1 = __shfl_down_sync(0xffffffffu, t0, 1);
+            const bool has1 = rok && j + 1 < g.OW; /* output column j+1 exists (same row: pairs per row = OW) */
+            if (has1 && lane == 31) {
+                const unsigned yo = (unsigned)oh * g.OW + j + 1;
+                q1 = fdnn_ewd::to_a(dyp[yo]);
+                if (MAXM) t1 = mp[yo];
+                else {
+                    F div;
+                    if (g.incl) div = F(9);
+                    else {
+                        const int hs = 2 * oh - 1, ws = 2 * (int)j + 1;
+                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
+                        const int w0 = ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
+                        div = F((h1 - h0) * (w1 - w0));
+                    }
+                    q1 = div > F(0) ? q1 / div : F(0);
+                }
+            }
+            if (!rok) continue;
+            if (MAXM) {
+                if (t0 == a * 3 + 1) acc0 += q0;                /* pixel 2j: column 1 of window j */
+                if (t0 == a * 3 + 2) acc1 += q0;                /* pixel 2j+1: column 2 of window j */
+                if (has1 && t1 == a * 3 + 0) acc1 += q1;        /* ... and column 0 of window j+1 */
+            } else {
+                acc0 += q0;
+                acc1 += q0;
+                if (has1) acc1 += q1;
+            }
+        }
+        if (!act) continue;
+        T *o = DX + (size_t)plane * g.H * g.W + (size_t)ih * g.W + 2u * j;
+        PoolPair<T> v;
+        if (beta != F(0)) v = *reinterpret_cast<const PoolPair<T> *>(o);
+        F r0 = alpha * acc0, r1 = alpha * acc1;
+        if (beta != F(0)) r0 += beta * fdnn_ewd::to_a(v.a), r1 += beta * fdnn_ewd::to_a(v.b);
+        v.a = fdnn_ewd::from_a<T>(r0);
+        v.b = fdnn_ewd::from_a<T>(r1);
+        *reinterpret_cast<PoolPair<T> *>(o) = v;
+    }
+}
+
 /* The outputs whose windows cover input (ih, iw): rows [lh, uh], columns [lw, uw] (as pool2d_bwd_fast). */
 __device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned ih, unsigned iw, int &lh, int &uh, int &lw, int &uw)
 {
@@ -870,6 +965,15 @@ bool pool_bwd_quad(cudnnHandle_t h, const P2 &g, const signed char *map, const T
     return true;
 }
 
+/* The NCHW 3x3 / stride 2 / padding 1 geometry of the paired kernels (even W, OW = W / 2, packed
+ * NCHW everywhere, pointers aligned to element pairs). */
+template <typename T, int VL>
+bool pool_k3s2p1_nchw(const P2 &g, const void *a, const void *b)
+{
+    return VL == 1 && g.wh == 3 && g.ww == 3 && g.sh == 2 && g.sw == 2 && g.ph == 1 && g.pw == 1 && g.W % 2 == 0 && g.OW == g.W / 2 &&
+           !g.xnhwc && !g.ynhwc && !g.onhwc && (uintptr_t)a % (2 * sizeof(T)) == 0 && (uintptr_t)b % (2 * sizeof(T)) == 0;
+}
+
 template <typename T, int VL, int KH, int KW>
 void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
                         typename fdnn_ewd::Acc<T>::type beta, signed char *map, unsigned per)
@@ -882,6 +986,11 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
         gy.total = nb * yi, gx.total = nb * xi;
         pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
         if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
+        if (pool_k3s2p1_nchw<T, VL>(g, X, DX)) {
+            pool2d_bwd_k3s2p1_nchw<T, true><<<fdnn_ewd::dense_grid(h, gx.total / 2), 256, 0, s>>>(
+                gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta, fdnn_ewd::mk_fdiv(g.OW));
+            continue;
+        }
         pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
                                                                                                 DX + (size_t)n0 * xi, alpha, beta);
     }
@@ -900,7 +1009,8 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     /* NCHW overlapping max backward: a plane per block through shared memory (ops_bandwidth on the
      * H200, 3x3/2: 24% -> 31% of copy bandwidth; the same staging measured slower for the forward
      * (2x2: 64% -> 57%) and for average backward (33% -> 25%), which keep the kernels below) */
-    if (VL == 1 && !fwd && g.is_max && !g.xnhwc && !g.ynhwc && !g.onhwc && !(g.sh >= g.wh && g.sw >= g.ww)) {
+    if (VL == 1 && !fwd && g.is_max && !g.xnhwc && !g.ynhwc && !g.onhwc && !(g.sh >= g.wh && g.sw >= g.ww) &&
+        !pool_k3s2p1_nchw<T, VL>(g, X, O)) { /* (3x3/2 pad 1: the argmax map and the paired gather below) */
         const unsigned pb = plane_bytes<T>(g);
         if (pb != ~0u) {
             const unsigned planes = g.total / (g.H * g.W);
@@ -912,8 +1022,7 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             return;
         }
     }
-    if (fwd && VL == 1 && k == 3 && g.sh == 2 && g.sw == 2 && g.ph == 1 && g.pw == 1 && g.W % 2 == 0 && !g.xnhwc && !g.ynhwc &&
-        g.OW == g.W / 2 && (uintptr_t)X % (2 * sizeof(T)) == 0) { /* NCHW 3x3/2 pad 1: paired loads + a shuffle */
+    if (fwd && pool_k3s2p1_nchw<T, VL>(g, X, X)) { /* NCHW 3x3/2 pad 1: paired loads + a shuffle */
         pool2d_fwd_k3s2p1_nchw<T><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         return;
     }
@@ -945,6 +1054,11 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
         }
     }
     if (!g.is_max && pool_bwd_quad<T, VL, false>(h, g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta)) return;
+    if (!fwd && !g.is_max && pool_k3s2p1_nchw<T, VL>(g, O, O)) {
+        pool2d_bwd_k3s2p1_nchw<T, false><<<fdnn_ewd::dense_grid(h, g.total / 2), 256, 0, s>>>(g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta,
+                                                                                             fdnn_ewd::mk_fdiv(g.OW));
+        return;
+    }
     if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {
         const fdnn_ewd::FDiv fW4 = fdnn_ewd::mk_fdiv(g.W / 4);
         const unsigned g4 = fdnn_ewd::dense_grid(h, g.total / 4);

@@ -257,6 +257,7 @@ static void chunk_case(cudnnHandle_t h)
 static int g_lay = OL_NHWC; /* nhwc_case's layout (OL_NCHW: the GPU's packed NCHW paths) */
 static int g_big; /* nhwc_case: planes of >= 512 pixels (the GPU's NCHW plane-in-shared-memory kernels), pad = it % 2 in both
                    * dims and beta = 0.5 when it & 2 (it = 1: 3x3 stride 2 pad 1 beta 0; it = 7: the same with beta 0.5) */
+static int g_k3; /* nhwc_case: 3x3 / stride 2 / pad 1 with an even W (beta = 0.5 when it & 2) */
 static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
 {
     static const int wins[3][2] = {{2, 2}, {3, 3}, {3, 2}};
@@ -264,13 +265,17 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     int win[2] = {wn[0], wn[1]}, pad[2] = {it % 2, (it / 2) % 2}, str[2] = {2, 1 + it % 2}, in[2] = {9, 7}, out[2];
     if (g_lay == OL_NCHW && (it / 3) % 2) in[1] = 8; /* W % 4 == 0: the GPU's 4-wide NCHW average backward */
     if (g_big) in[0] = 24, in[1] = 23 + (it / 3) % 2, pad[0] = pad[1] = it % 2;
+    if (g_k3) { /* 3x3 stride 2 pad 1, even W: the GPU's paired NCHW kernels (odd H; OW below and above a warp) */
+        win[0] = win[1] = 3, pad[0] = pad[1] = 1, str[0] = str[1] = 2;
+        in[0] = it % 2 ? 25 : 16, in[1] = it % 2 ? 40 : 80;
+    }
     if (pad[0] >= win[0]) pad[0] = win[0] - 1;
     if (pad[1] >= win[1]) pad[1] = win[1] - 1;
     ref_pool_out_dims(2, in, win, pad, str, out);
     const int C = it % 4 == 3 ? 5 : 16;
     int xd[4] = {2, C, in[0], in[1]}, yd[4] = {2, C, out[0], out[1]};
     const int prop = it % 2, is_max = mode == RP_MAX || mode == RP_MAX_DET;
-    double alpha = it % 2 ? 0.5 : 1.0, beta = (g_big ? (it & 2) != 0 : it % 3 == 1) ? 0.5 : 0.0;
+    double alpha = it % 2 ? 0.5 : 1.0, beta = (g_big || g_k3 ? (it & 2) != 0 : it % 3 == 1) ? 0.5 : 0.0;
     cudnnPoolingDescriptor_t pd;
     TH_OK(cudnnCreatePoolingDescriptor(&pd));
     TH_OK(cudnnSetPooling2dDescriptor(pd, (cudnnPoolingMode_t)mode, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, win[0], win[1],
@@ -340,6 +345,11 @@ int main(void)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 8; it++) nhwc_case(h, float_types[t], pmodes[m], it);
     g_big = 0;
+    g_k3 = 1;
+    for (int t = 0; t < 4; t++)
+        for (int m = 0; m < 4; m++)
+            for (int it = 0; it < 4; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+    g_k3 = 0;
     g_lay = OL_NHWC;
     desc_and_errors(h);
     big_case(h);
