@@ -856,22 +856,7 @@ __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const 
     F *sd = g.is_max ? reinterpret_cast<F *>(reinterpret_cast<unsigned char *>(sb) + pl_al8(OHW * 4u)) : reinterpret_cast<F *>(pl_sm);
     for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
         pl_stage<T, F>(DY + (size_t)p * OHW, sd, OHW);
-        if (g.is_max) {
-            const T *xp = X + (size_t)p * HW;
-            for (unsigned i0 = 0; i0 < HW; i0 += PL_LD * 256u) {
-                T r[PL_LD];
-#pragma unroll
-                for (int j = 0; j < PL_LD; j++) {
-                    const unsigned i = i0 + threadIdx.x + 256u * j;
-                    if (i < HW) r[j] = xp[i];
-                }
-#pragma unroll
-                for (int j = 0; j < PL_LD; j++) {
-                    const unsigned i = i0 + threadIdx.x + 256u * j;
-                    if (i < HW) sx[i] = r[j];
-                }
-            }
-        }
+        if (g.is_max) pl_stage<T, T>(X + (size_t)p * HW, sx, HW); /* T -> F -> T: exact */
         __syncthreads();
         for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
             const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
