@@ -818,8 +818,7 @@ __global__ void __launch_bounds__(256) pool2d_avgbwd_w4(P2 g, const T *DY, T *DX
  * Used for the overlapping max backward only (pool_go says why). Max backward: (1) stage x and dy, (2) every output's selection (p2_window: first maximum in
  * row-major window order, NaN rules) to shared memory as an input position, (3) every dx element
  * adds, in ascending (oh, ow) order, dy of the covering windows that selected it -- the same terms
- * in the same order as pool2d_maxbwd_map / pool2d_bwd_fast. (The kernel also has an average form:
- * dy / divisor per output staged, then gathered; not launched.) Shared memory: plane sizes checked by plane_bytes(). ---- */
+ * in the same order as pool2d_maxbwd_map / pool2d_bwd_fast. Shared memory: plane sizes checked by plane_bytes(). ---- */
 const int PL_LD = 4; /* independent loads per thread and round of the staging loop */
 
 template <typename T, typename S>
@@ -842,7 +841,7 @@ __device__ __forceinline__ void pl_stage(const T *src, S *dst, unsigned n)
 
 __host__ __device__ __forceinline__ unsigned pl_al8(unsigned b) { return (b + 7u) & ~7u; }
 
-/* MAX: shared = [x plane: T][selection per output: int][dy per output: F]; average: [dy/divisor per output: F]. */
+/* Max backward only. Shared = [x plane: T][selection per output: int][dy per output: F]. */
 template <typename T, int KH, int KW>
 __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const T *DY, T *DX, unsigned planes,
                                                         typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
@@ -852,31 +851,18 @@ __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const 
     const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
     const unsigned HW = g.H * g.W, OHW = g.OH * g.OW;
     T *sx = reinterpret_cast<T *>(pl_sm);
-    int *sb = reinterpret_cast<int *>(pl_sm + (g.is_max ? pl_al8(HW * (unsigned)sizeof(T)) : 0u));
-    F *sd = g.is_max ? reinterpret_cast<F *>(reinterpret_cast<unsigned char *>(sb) + pl_al8(OHW * 4u)) : reinterpret_cast<F *>(pl_sm);
+    int *sb = reinterpret_cast<int *>(pl_sm + pl_al8(HW * (unsigned)sizeof(T)));
+    F *sd = reinterpret_cast<F *>(reinterpret_cast<unsigned char *>(sb) + pl_al8(OHW * 4u));
     for (unsigned p = blockIdx.x; p < planes; p += gridDim.x) {
         pl_stage<T, F>(DY + (size_t)p * OHW, sd, OHW);
-        if (g.is_max) pl_stage<T, T>(X + (size_t)p * HW, sx, HW); /* T -> F -> T: exact */
+        pl_stage<T, T>(X + (size_t)p * HW, sx, HW); /* T -> F -> T: exact */
         __syncthreads();
         for (unsigned o = threadIdx.x; o < OHW; o += 256u) {
             const unsigned oh = fdiv(g.fOW, o), ow = o - oh * g.OW;
-            if (g.is_max) {
-                F v[1];
-                int best[1];
-                p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, v, best);
-                sb[o] = best[0];
-            } else {
-                F div;
-                if (g.incl) div = F(wh * ww);
-                else {
-                    const int hs = (int)oh * g.sh - g.ph, ws = (int)ow * g.sw - g.pw;
-                    const int h0 = hs < 0 ? 0 : hs, h1 = hs + wh < (int)g.H ? hs + wh : (int)g.H;
-                    const int w0 = ws < 0 ? 0 : ws, w1 = ws + ww < (int)g.W ? ws + ww : (int)g.W;
-                    div = F((h1 - h0) * (w1 - w0));
-                }
-                /* a window with no input in bounds covers no dx element: never added */
-                sd[o] = div > F(0) ? sd[o] / div : F(0);
-            }
+            F v[1];
+            int best[1];
+            p2_window<T, 1, KH, KW>(g, sx, 0u, g.W, 1u, (int)oh, (int)ow, v, best);
+            sb[o] = best[0];
         }
         __syncthreads();
         T *dxp = DX + (size_t)p * HW;
@@ -888,8 +874,7 @@ __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const 
             for (int oh = lh; oh <= uh; oh++)
                 for (int ow = lw; ow <= uw; ow++) {
                     const unsigned o = (unsigned)oh * g.OW + (unsigned)ow;
-                    if (!g.is_max) acc[0] += sd[o];
-                    else if (sb[o] == (int)i) acc[0] += sd[o];
+                    if (sb[o] == (int)i) acc[0] += sd[o];
                 }
             VLd<T, 1>::st(dxp + i, acc, alpha, beta);
         }
@@ -897,14 +882,14 @@ __global__ void __launch_bounds__(256) pool2d_bwd_plane(P2 g, const T *X, const 
     }
 }
 
-/* Shared bytes of the plane kernels (0: forward), or ~0u when a plane is too large or too small. */
+/* Shared bytes of the max-backward plane kernel, or ~0u when a plane is too large or too small. */
 template <typename T> unsigned plane_bytes(const P2 &g)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     const unsigned long long HW = (unsigned long long)g.H * g.W, OHW = (unsigned long long)g.OH * g.OW;
     if (HW < 512 || HW > 65536 || OHW > 65536) return ~0u; /* small planes: most of a 256-thread block would idle */
     const unsigned hw = (unsigned)HW, ohw = (unsigned)OHW;
-    const unsigned b = g.is_max ? pl_al8(hw * (unsigned)sizeof(T)) + pl_al8(ohw * 4u) + ohw * (unsigned)sizeof(F) : ohw * (unsigned)sizeof(F);
+    const unsigned b = pl_al8(hw * (unsigned)sizeof(T)) + pl_al8(ohw * 4u) + ohw * (unsigned)sizeof(F);
     return b <= 40u * 1024u ? b : ~0u;
 }
 
