@@ -569,6 +569,76 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char
     }
 }
 
+/* The same forward with two outputs per thread when W % 4 == 0 (OW even): output columns 2u and
+ * 2u+1 read input columns 4u-1 .. 4u+3; each thread loads its quad 4u .. 4u+3 of every window
+ * row (one 16-byte load for FLOAT) and takes column 4u-1 from the lane to its left by a shuffle
+ * (loading it on lane 0). Twice the bytes in flight per thread of the pair form; same rules. */
+template <typename T> struct alignas(4 * sizeof(T)) PoolQuad {
+    T a, b, c, d;
+};
+template <typename T>
+__global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
+                                                                 typename fdnn_ewd::Acc<T>::type beta, fdnn_ewd::FDiv fU)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x, units = g.total / 2; /* output pairs */
+    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < units; base += stride) {
+        const unsigned k = base + lane;
+        const bool act = k < units;
+        unsigned u = 0, oh = 0, plane = 0;
+        if (act) {
+            u = fmod_(fU, k); /* pairs per output row = OW / 2 */
+            const unsigned r = fdiv(fU, k);
+            oh = fmod_(g.fOH, r);
+            plane = fdiv(g.fOH, r);
+        }
+        const T *xp = X + (size_t)plane * g.H * g.W;
+        F c[3][4], cl[3];
+        bool rok[3];
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            const int ih = 2 * (int)oh - 1 + a;
+            rok[a] = act && ih >= 0 && ih < (int)g.H;
+            c[a][0] = c[a][1] = c[a][2] = c[a][3] = F(0);
+            if (rok[a]) {
+                const PoolQuad<T> v = *reinterpret_cast<const PoolQuad<T> *>(xp + (unsigned)ih * g.W + 4u * u);
+                c[a][0] = fdnn_ewd::to_a(v.a), c[a][1] = fdnn_ewd::to_a(v.b), c[a][2] = fdnn_ewd::to_a(v.c), c[a][3] = fdnn_ewd::to_a(v.d);
+            }
+            cl[a] = __shfl_up_sync(0xffffffffu, c[a][3], 1);
+            if (lane == 0 && rok[a] && u > 0) cl[a] = fdnn_ewd::to_a(xp[(unsigned)ih * g.W + 4u * u - 1u]);
+        }
+        if (!act) continue;
+        F acc[2];
+#pragma unroll
+        for (int o = 0; o < 2; o++) { /* output column 2u + o: input columns 4u + 2o - 1 .. 4u + 2o + 1 */
+            acc[o] = g.is_max ? F(-INFINITY) : F(0);
+            int best = -1, nanf = 0;
+            unsigned cnt = 0;
+#pragma unroll
+            for (int a = 0; a < 3; a++) {
+                if (!rok[a]) continue;
+                const int rowpos = (2 * (int)oh - 1 + a) * (int)g.W + 4 * (int)u;
+                if (o == 1 || u > 0) {
+                    p2_take(g, o ? c[a][1] : cl[a], rowpos + 2 * o - 1, acc[o], best, nanf);
+                    cnt++;
+                }
+                p2_take(g, c[a][2 * o], rowpos + 2 * o, acc[o], best, nanf);
+                p2_take(g, c[a][2 * o + 1], rowpos + 2 * o + 1, acc[o], best, nanf);
+                cnt += 2;
+            }
+            p2_finish(g, cnt, 9, acc[o], best);
+        }
+        T *yo = Y + (size_t)k * 2;
+        PoolPair<T> v;
+        if (beta != F(0)) v = *reinterpret_cast<const PoolPair<T> *>(yo);
+        F r0 = alpha * acc[0], r1 = alpha * acc[1];
+        if (beta != F(0)) r0 += beta * fdnn_ewd::to_a(v.a), r1 += beta * fdnn_ewd::to_a(v.b);
+        v.a = fdnn_ewd::from_a<T>(r0);
+        v.b = fdnn_ewd::from_a<T>(r1);
+        *reinterpret_cast<PoolPair<T> *>(yo) = v;
+    }
+}
+
 /* Backward of the 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (OW = W / 2):
  * one thread per dx pair (ih, 2j), (ih, 2j+1). Pixel 2j is covered by output column j only,
  * pixel 2j+1 by columns j and j+1; row ih by output row ih/2 (even ih) or rows (ih-1)/2 and
@@ -993,6 +1063,14 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
         }
     }
     if (fwd && pool_k3s2p1_nchw<T, VL>(g, X, X)) { /* NCHW 3x3/2 pad 1: paired loads + a shuffle */
+        /* W % 4 == 0 (and x, y aligned for quads / pairs): two outputs per thread, unless
+         * FREEDNN_CUDA_POOL_X1=1 (for timing the one-output form) */
+        if (g.W % 4 == 0 && (uintptr_t)X % (4 * sizeof(T)) == 0 && (uintptr_t)O % (2 * sizeof(T)) == 0 &&
+            fdnn_env_int("FREEDNN_CUDA_POOL_X1", 0) != 1) {
+            pool2d_fwd_k3s2p1_nchw_x2<T><<<fdnn_ewd::dense_grid(h, g.total / 2), 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta,
+                                                                                          fdnn_ewd::mk_fdiv(g.OW / 2));
+            return;
+        }
         pool2d_fwd_k3s2p1_nchw<T><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         return;
     }

@@ -265,9 +265,10 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     int win[2] = {wn[0], wn[1]}, pad[2] = {it % 2, (it / 2) % 2}, str[2] = {2, 1 + it % 2}, in[2] = {9, 7}, out[2];
     if (g_lay == OL_NCHW && (it / 3) % 2) in[1] = 8; /* W % 4 == 0: the GPU's 4-wide NCHW average backward */
     if (g_big) in[0] = 24, in[1] = 23 + (it / 3) % 2, pad[0] = pad[1] = it % 2;
-    if (g_k3) { /* 3x3 stride 2 pad 1, even W: the GPU's paired NCHW kernels (odd H; OW below and above a warp) */
+    if (g_k3) { /* 3x3 stride 2 pad 1, even W: the GPU's paired NCHW kernels (odd H; outputs per row below and above a warp) */
         win[0] = win[1] = 3, pad[0] = pad[1] = 1, str[0] = str[1] = 2;
-        in[0] = it % 2 ? 25 : 16, in[1] = it % 2 ? 40 : 80;
+        static const int hw[4][2] = {{16, 82}, {25, 40}, {16, 82}, {9, 136}}; /* W % 4 == 2: one output per thread; W % 4 == 0: two */
+        in[0] = hw[it % 4][0], in[1] = hw[it % 4][1];
     }
     if (pad[0] >= win[0]) pad[0] = win[0] - 1;
     if (pad[1] >= win[1]) pad[1] = win[1] - 1;
