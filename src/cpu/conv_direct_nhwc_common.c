@@ -250,10 +250,36 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         } else {
             k.dy = dy; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
         }
-        fdnn_avx512_nhwc_wgrad(&k);
         float *dw = a->out;
         float alpha = (float)a->alpha, beta = (float)a->beta;
         int R = g.R, S = g.S, cc = p->cross_correlation;
+        /* few input channels, dilation 1, x channel-packed: the S taps of a filter row are
+         * contiguous in x, so the broadcast channels run over (s, c) (S*C of them, acc[r][s][c][co]
+         * unchanged): full 8-wide register tiles for C = 3 */
+        if (k.swap && g.dw == 1 && k.xw == g.ci && S > 1) {
+            k.ci = S * g.ci;
+            k.s = 1;
+        }
+        int bn = k.swap ? k.ci : k.co, vn = k.swap ? k.co : k.ci;
+        /* vectors along c and the filter's c contiguous: the kernel writes dw itself */
+        int direct = !k.swap && p->ws[1] == 1;
+        if (direct) {
+            k.out = dw + (cc ? 0 : (R - 1) * p->ws[3] + (S - 1) * p->ws[4]);
+            k.or_ = cc ? p->ws[3] : -p->ws[3];
+            k.os = cc ? p->ws[4] : -p->ws[4];
+            k.ob = p->ws[0];
+            k.alpha = alpha;
+            k.beta = beta;
+        } else {
+            k.out = acc;
+            k.or_ = (int64_t)k.s * bn * vn;
+            k.os = (int64_t)bn * vn;
+            k.ob = vn;
+            k.alpha = 1.0f;
+            k.beta = 0.0f;
+        }
+        fdnn_avx512_nhwc_wgrad(&k);
+        if (direct) return CUDNN_STATUS_SUCCESS;
 #pragma omp parallel for collapse(2) schedule(static)
         for (int o = 0; o < g.co; o++)
             for (int c = 0; c < g.ci; c++)

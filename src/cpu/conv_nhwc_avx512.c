@@ -156,22 +156,24 @@ void fdnn_avx512_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, f
 }
 
 /* ---------------------------------------------------------------- weight gradient */
-/* swap == 0: vectors of 32 input channels of x, broadcasts of NK output channels of dy,
- * acc[rs][co][ci]; swap == 1 (few input channels): vectors of 32 output channels of dy,
- * broadcasts of NK input channels of x, acc[rs][ci][co]. v0 / b0: first vector / broadcast channel. */
+/* swap == 0: vectors of 32 input channels of x, broadcasts of NK output channels of dy;
+ * swap == 1 (few input channels): vectors of 32 output channels of dy, broadcasts of NK input
+ * channels of x. v0 / b0: first vector / broadcast channel. The sums start from ld (stride ldb
+ * per broadcast channel; NULL: zero) and end as st = alpha * sum + beta * st (stride stb;
+ * beta == 0: st not read). */
 ALWAYS_INLINE void wgrad_tile(const int NK, const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1,
-                              int first, float *acc)
+                              const float *ld, int64_t ldb, float *st, int64_t stb, float alpha, float beta)
 {
     int swap = a->swap, vn = swap ? a->co : a->ci;
     __mmask16 m0 = mask_for(vn - v0), m1 = mask_for(vn - v0 - 16);
     __m512 c0[8], c1[8];
 #pragma GCC unroll 8
     for (int j = 0; j < NK; j++) {
-        if (first) {
+        if (!ld) {
             c0[j] = c1[j] = _mm512_setzero_ps();
         } else {
-            c0[j] = _mm512_maskz_loadu_ps(m0, acc + (int64_t)j * vn);
-            c1[j] = _mm512_maskz_loadu_ps(m1, acc + (int64_t)j * vn + 16);
+            c0[j] = _mm512_maskz_loadu_ps(m0, ld + (int64_t)j * ldb);
+            c1[j] = _mm512_maskz_loadu_ps(m1, ld + (int64_t)j * ldb + 16);
         }
     }
     int64_t xs = (int64_t)a->sw * a->xw;
@@ -192,15 +194,27 @@ ALWAYS_INLINE void wgrad_tile(const int NK, const fdnn_nhwc_wgrad *a, int r, int
             }
         }
     }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 8
     for (int j = 0; j < NK; j++) {
-        _mm512_mask_storeu_ps(acc + (int64_t)j * vn, m0, c0[j]);
-        _mm512_mask_storeu_ps(acc + (int64_t)j * vn + 16, m1, c1[j]);
+        float *o = st + (int64_t)j * stb;
+        __m512 e0 = c0[j], e1 = c1[j];
+        if (alpha != 1.0f) {
+            e0 = _mm512_mul_ps(va, e0);
+            e1 = _mm512_mul_ps(va, e1);
+        }
+        if (beta != 0) {
+            e0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, o), e0);
+            e1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, o + 16), e1);
+        }
+        _mm512_mask_storeu_ps(o, m0, e0);
+        _mm512_mask_storeu_ps(o + 16, m1, e1);
     }
 }
 
-#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, int first, float *acc
-#define WG_VARIANT(NK) static void wgrad_tile_##NK(WG_ARGS) { wgrad_tile(NK, a, r, s, b0, v0, row0, row1, first, acc); }
+#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, const float *ld, int64_t ldb, \
+                float *st, int64_t stb, float alpha, float beta
+#define WG_VARIANT(NK) static void wgrad_tile_##NK(WG_ARGS) { wgrad_tile(NK, a, r, s, b0, v0, row0, row1, ld, ldb, st, stb, alpha, beta); }
 WG_VARIANT(1) WG_VARIANT(2) WG_VARIANT(3) WG_VARIANT(4) WG_VARIANT(5) WG_VARIANT(6) WG_VARIANT(7) WG_VARIANT(8)
 typedef void (*wg_fn)(WG_ARGS);
 static const wg_fn wg_tiles[9] = { NULL, wgrad_tile_1, wgrad_tile_2, wgrad_tile_3, wgrad_tile_4,
@@ -211,21 +225,27 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
     int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
     int nk = (bn + 7) / 8, nc = (vn + 31) / 32;
     int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
-    int64_t rows_per_chunk = 256 / a->q;
+    int64_t rows_per_chunk = fdnn_env_int("FREEDNN_WG_CHUNK", 256) / a->q;
     if (rows_per_chunk < 1) rows_per_chunk = 1;
     int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    int part_out = a->beta == 0;   /* partial sums in out itself */
 #pragma omp parallel
     {
         for (int64_t ch = 0; ch < chunks; ch++) {
             int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
+            int last = ch == chunks - 1;
             /* static schedule over the same count: every thread owns the same tasks in every chunk */
 #pragma omp for schedule(static) nowait
             for (int64_t t = 0; t < tasks; t++) {
                 int kb = (int)(t % nk), cb = (int)((t / nk) % nc), rs = (int)(t / ((int64_t)nk * nc));
                 int r = rs / a->s, s = rs % a->s, b0 = kb * 8, v0 = cb * 32;
                 int cnt = bn - b0 < 8 ? bn - b0 : 8;
-                float *acc = a->acc + ((int64_t)rs * bn + b0) * vn + v0;
-                wg_tiles[cnt](a, r, s, b0, v0, row0, row1, ch == 0, acc);
+                float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
+                float *pa = a->acc + ((int64_t)rs * bn + b0) * vn + v0;
+                float *part = part_out ? o : pa;
+                int64_t pb = part_out ? a->ob : vn;
+                wg_tiles[cnt](a, r, s, b0, v0, row0, row1, ch == 0 ? NULL : part, pb, last ? o : part, last ? a->ob : pb,
+                              last ? a->alpha : 1.0f, last ? a->beta : 0.0f);
             }
         }
     }
