@@ -7,7 +7,8 @@
  * the NW input values is broadcast into 2 or 4 FMAs. OpenMP over (channel block, image, row).
  * Weight gradient: a tile of NK broadcast channels x 32 or 64 vector channels, reduced over
  * chunks of output positions; OpenMP over tiles, every thread walks the chunks in the same
- * order, so each sum has a fixed order. The last chunk writes alpha * sum + beta * out.
+ * order, so each sum has a fixed order: the first chunk writes alpha * sum + beta * out, the
+ * others add alpha * their sums.
  * alpha / beta reach the tiles through memory, so no registers are held for them in the loop
  * (as float arguments they made the compiler spill a filter vector in the 24-sum tiles). */
 #include "conv_nhwc.h"
@@ -177,13 +178,12 @@ void fdnn_avx512_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, f
 }
 
 /* ---------------------------------------------------------------- weight gradient */
-/* swap == 0: vectors of 32 input channels of x, broadcasts of NK output channels of dy;
- * swap == 1 (few input channels): vectors of 32 output channels of dy, broadcasts of NK input
- * channels of x. v0 / b0: first vector / broadcast channel. The sums start from ld (stride ldb
- * per broadcast channel; NULL: zero) and end as st = alpha * sum + beta * st (stride stb;
- * beta == 0: st not read). */
+/* swap == 0: vectors of x's input channels, broadcasts of NK output channels of dy; swap == 1
+ * (few input channels): vectors of dy's output channels, broadcasts of NK input channels of x.
+ * v0 / b0: first vector / broadcast channel. The sums of rows row0..row1 end as
+ * st = alpha * sum + beta * st (stride stb per broadcast channel; beta == 0: st not read). */
 ALWAYS_INLINE void wgrad_tile(const int NV, const int NK, const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0,
-                              int64_t row1, const float *ld, int64_t ldb, float *st, int64_t stb, const float *ab)
+                              int64_t row1, float *st, int64_t stb, const float *ab)
 {
     /* alpha, beta (ab) read only after the loop: as arguments they would hold two registers */
     int swap = a->swap, vn = swap ? a->co : a->ci;
@@ -194,7 +194,7 @@ ALWAYS_INLINE void wgrad_tile(const int NV, const int NK, const fdnn_nhwc_wgrad 
 #pragma GCC unroll 8
     for (int j = 0; j < NK; j++)
 #pragma GCC unroll 4
-        for (int u = 0; u < NV; u++) c[u][j] = ld ? _mm512_maskz_loadu_ps(m[u], ld + (int64_t)j * ldb + 16 * u) : _mm512_setzero_ps();
+        for (int u = 0; u < NV; u++) c[u][j] = _mm512_setzero_ps();
     int64_t xs = (int64_t)a->sw * a->xw;
     int64_t vs = swap ? a->yw : xs, bs = swap ? xs : a->yw;
     int n = (int)(row0 / a->p), oh = (int)(row0 % a->p);   /* no divisions per row: short rows (7x7) made them count */
@@ -234,10 +234,9 @@ ALWAYS_INLINE void wgrad_tile(const int NV, const int NK, const fdnn_nhwc_wgrad 
     }
 }
 
-#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, const float *ld, int64_t ldb, \
-                float *st, int64_t stb, const float *ab
+#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, float *st, int64_t stb, const float *ab
 #define WG_VARIANT(NV, NK) \
-    static void wgrad_tile_##NV##_##NK(WG_ARGS) { wgrad_tile(NV, NK, a, r, s, b0, v0, row0, row1, ld, ldb, st, stb, ab); }
+    static void wgrad_tile_##NV##_##NK(WG_ARGS) { wgrad_tile(NV, NK, a, r, s, b0, v0, row0, row1, st, stb, ab); }
 WG_VARIANT(2, 1) WG_VARIANT(2, 2) WG_VARIANT(2, 3) WG_VARIANT(2, 4) WG_VARIANT(2, 5) WG_VARIANT(2, 6) WG_VARIANT(2, 7) WG_VARIANT(2, 8)
 WG_VARIANT(4, 1) WG_VARIANT(4, 2) WG_VARIANT(4, 3) WG_VARIANT(4, 4) WG_VARIANT(4, 5) WG_VARIANT(4, 6)
 typedef void (*wg_fn)(WG_ARGS);
@@ -259,8 +258,8 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
     int64_t rows_per_chunk = 256 / a->q;
     if (rows_per_chunk < 1) rows_per_chunk = 1;
     int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
-    int part_out = a->beta == 0;   /* partial sums in out itself */
-    const float ab_last[2] = { a->alpha, a->beta }, ab_part[2] = { 1.0f, 0.0f };
+    /* chunk 0 stores alpha * sum + beta * out, every later chunk adds alpha * its sum */
+    const float ab_first[2] = { a->alpha, a->beta }, ab_next[2] = { a->alpha, 1.0f };
     /* task order. Taps and vector blocks innermost (each thread keeps its broadcast channels in
      * L1 and writes its rows of a KRSC dw front to back) where one chunk of the vector source
      * fits in L2, as it is then read once per broadcast block: 3x3 512->512 7x7 N=1, 1 thread,
@@ -273,7 +272,6 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
     {
         for (int64_t ch = 0; ch < chunks; ch++) {
             int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
-            int last = ch == chunks - 1;
             /* static schedule over the same count: every thread owns the same tasks in every chunk */
 #pragma omp for schedule(static) nowait
             for (int64_t t = 0; t < tasks; t++) {
@@ -286,11 +284,7 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
                 int r = rs / a->s, s = rs % a->s, b0 = kb * kbn, v0 = cb * vb;
                 int cnt = bn - b0 < kbn ? bn - b0 : kbn;
                 float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
-                float *pa = a->acc + ((int64_t)rs * bn + b0) * vn + v0;
-                float *part = part_out ? o : pa;
-                int64_t pb = part_out ? a->ob : vn;
-                wg_tiles[wide][cnt](a, r, s, b0, v0, row0, row1, ch == 0 ? NULL : part, pb, last ? o : part, last ? a->ob : pb,
-                                    last ? ab_last : ab_part);
+                wg_tiles[wide][cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
             }
         }
     }
