@@ -29,13 +29,17 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * 0.82/0.70/0.73 -> 0.60/0.58/0.53, N=8 4.36/4.10/4.20 -> 4.08/4.03/4.15, and 1024->256 14x14,
      * 512->128 28x28, 256->1024 14x14 10-20% faster direct in every direction; backward filter
      * through im2col (nhwc_col) 3x3 256->256 14x14 N=1 1.16 -> 1.05, 3x3 512->512 7x7 N=1
-     * 1.39 -> 1.16, N=8 9.59 -> 9.45, strided 1x1 256->512 56x56 N=1 1.06 -> 0.98, N=8 9.69
-     * -> 9.55. Where they do not apply (no AVX-512, 3-D) the earlier rule: nhwc_unit where the output is
+     * 1.39 -> 1.16, N=8 9.59 -> 9.45, strided 1x1 256->512 56x56 N=1 1.06 -> 0.98;
+     * but strided 1x1 at N=8 stays GEMM (best of 5 full runs 9.27 against 10.12 direct; single
+     * A/B runs were even), so the backward filter of strided 1x1 filters is GEMM above
+     * N*P*Q = 784. Where they do not apply (no AVX-512, 3-D) the earlier rule: nhwc_unit where the output is
      * small per image (P*Q <= 784), and the backward filter of small outputs
      * (N*P*Q <= 392) and of strided 1x1 filters. */
     if (p->w_nhwc) {
         char why[160];
-        if (fdnn_nhwc_direct_applicable(p, why, sizeof why)) return 0;
+        int strided_1x1 = p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1);
+        if (fdnn_nhwc_direct_applicable(p, why, sizeof why))
+            return p->dir == FDNN_CONV_BWD_FILTER && strided_1x1 && (int64_t)p->n * p->out[0] * p->out[1] * p->out[2] > 784;
         const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
         if (nhwc_unit(p)) return opq <= 784;
         if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
