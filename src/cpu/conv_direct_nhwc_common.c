@@ -9,8 +9,10 @@
  *      scalar stores of each register tile), so y's strides do not change the workspace.
  * Backward data is the forward convolution (stride 1) of dy with the transposed, flipped
  * filter and padding (R-1)*dil - pad; for stride > 1, dy is first spread with zeros between
- * its elements (stride*stride times the FLOPs, but the same fast kernel). Backward filter reduces into a float [r][s][k][c]
- * accumulator in the workspace, then blends into dw. Workspace sizes are exact. */
+ * its elements (stride*stride times the FLOPs, but the same fast kernel). Backward filter: the
+ * kernel writes alpha * dW + beta * dw straight into a KRSC filter (any 1x1 filter too), else it
+ * reduces into a float [r][s][k][c] accumulator in the workspace, then blends into dw. Workspace
+ * sizes are exact. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,13 @@ static float *take(char **cur, size_t floats)
     return (float *)v;
 }
 
+/* backward filter: vectors along x's channels (wg_swap == 0) unless there are few of them */
+static int wg_swap(const geo *g) { return g->ci < 16 && g->co >= 32; }
+/* backward filter written by the kernel straight into dw: vectors along c and c contiguous in
+ * the filter (KRSC, or any 1x1); else through a float [r][s][k][c] ([r][s][c][k] with swap)
+ * accumulator in the workspace */
+static int wg_direct(const fdnn_conv_problem *p, const geo *g) { return !wg_swap(g) && p->ws[1] == 1; }
+
 size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p)
 {
     geo g;
@@ -114,7 +123,7 @@ size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p)
     size_t padded = g.copy_in ? (size_t)g.nb * g.hb * g.wb * g.ci : 0;
     if (p->dir == FDNN_CONV_BWD_FILTER) {
         size_t dyt = g.tmp_out ? (size_t)g.nb * g.oh * g.ow * g.co : 0;
-        return (padded ? al(padded) : 0) + (dyt ? al(dyt) : 0) + al((size_t)g.R * g.S * g.co * g.ci);
+        return (padded ? al(padded) : 0) + (dyt ? al(dyt) : 0) + (wg_direct(p, &g) ? 0 : al((size_t)g.R * g.S * g.co * g.ci));
     }
     if (g.col_bwd) return al((size_t)p->out[1] * p->out[2] * p->c * g.R * g.S);
     size_t packed = (size_t)(g.co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB * FDNN_NHWC_KB * g.R * g.S * g.ci;
@@ -235,9 +244,10 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         float *xp = NULL, *dyt = NULL;
         if (g.copy_in) xp = take(&cur, (size_t)g.nb * Hp * Wp * g.ci);
         if (g.tmp_out) dyt = take(&cur, (size_t)g.nb * g.oh * g.ow * g.co);
-        float *acc = take(&cur, (size_t)g.R * g.S * g.co * g.ci);
+        int direct = wg_direct(p, &g);
+        float *acc = direct ? NULL : take(&cur, (size_t)g.R * g.S * g.co * g.ci);
         fdnn_nhwc_wgrad k = { .n = g.nb, .ci = g.ci, .co = g.co, .p = g.oh, .q = g.ow, .r = g.R, .s = g.S, .sh = g.sh, .sw = g.sw,
-                              .dh = g.dh, .dw = g.dw, .acc = acc, .swap = g.ci < 16 && g.co >= 32 };
+                              .dh = g.dh, .dw = g.dw, .swap = wg_swap(&g) };
         if (g.copy_in) {
             fdnn_nhwc_pad_copy(x, p->xs, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, xp);
             k.x = xp; k.xn = (int64_t)Hp * Wp * g.ci; k.xh = (int64_t)Wp * g.ci; k.xw = g.ci;
@@ -250,10 +260,34 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         } else {
             k.dy = dy; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
         }
-        fdnn_avx512_nhwc_wgrad(&k);
         float *dw = a->out;
         float alpha = (float)a->alpha, beta = (float)a->beta;
         int R = g.R, S = g.S, cc = p->cross_correlation;
+        /* few input channels, dilation 1, x channel-packed: the S taps of a filter row are
+         * contiguous in x, so the broadcast channels run over (s, c) (S*C of them, acc[r][s][c][co]
+         * unchanged): full 8-wide register tiles for C = 3 */
+        if (k.swap && g.dw == 1 && k.xw == g.ci && S > 1) {
+            k.ci = S * g.ci;
+            k.s = 1;
+        }
+        int bn = k.swap ? k.ci : k.co, vn = k.swap ? k.co : k.ci;
+        if (direct) {
+            k.out = dw + (cc ? 0 : (R - 1) * p->ws[3] + (S - 1) * p->ws[4]);
+            k.or_ = cc ? p->ws[3] : -p->ws[3];
+            k.os = cc ? p->ws[4] : -p->ws[4];
+            k.ob = p->ws[0];
+            k.alpha = alpha;
+            k.beta = beta;
+        } else {
+            k.out = acc;
+            k.or_ = (int64_t)k.s * bn * vn;
+            k.os = (int64_t)bn * vn;
+            k.ob = vn;
+            k.alpha = 1.0f;
+            k.beta = 0.0f;
+        }
+        fdnn_avx512_nhwc_wgrad(&k);
+        if (direct) return CUDNN_STATUS_SUCCESS;
 #pragma omp parallel for collapse(2) schedule(static)
         for (int o = 0; o < g.co; o++)
             for (int c = 0; c < g.ci; c++)

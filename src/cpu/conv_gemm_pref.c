@@ -5,6 +5,7 @@
  * general GEMM entries (the same algorithms, every shape). FREEDNN_CPU_CONV_GEMM=0 never
  * prefers GEMM, =1 always does where it applies (for measurements); unset: the rule below. */
 #include "conv_cpu.h"
+#include "conv_nhwc.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -22,25 +23,25 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * 0.19/0.20/0.25 -> 0.15/0.15/0.15; 64->256 56x56 N=1 0.67/0.76/0.87 -> 0.58/0.54/0.56;
      * 2048->512 7x7 N=1 1.63/1.32/2.61 -> 0.60/0.66/0.67; N=8 5.8/5.7/6.9 -> 5.1/5.6/5.7. */
     if (fdnn_cpu_conv_is_unit(p)) return 1;
-    /* NHWC 1x1 (nhwc_unit): one SGEMM for the batch wins where the output is small per image, where
-     * the direct kernel's one-row register tile reuses each filter vector for few positions.
-     * Measured (ms, 2 threads, direct -> GEMM, fwd/bwd-data/bwd-filter): 2048->512 7x7 N=1
-     * 1.62/1.35/2.60 -> 0.82/0.69/0.81; N=8 5.07/5.22/6.50 -> 4.43/4.17/4.18; 1024->256 14x14
-     * 0.74/0.64/0.98 -> 0.58/0.58/0.59; 512->128 28x28 0.55/0.56/0.61 -> 0.55/0.53/0.54; but at
-     * 56x56 (64->256, 64->64) the direct kernel is 10-40% faster. */
+    /* NHWC (KRSC filter): the direct AVX-512 kernels, since their 64-channel register tiles, beat
+     * OpenBLAS everywhere in bench/layers_cpu.txt. Measured (ms, 2 threads, GEMM -> direct):
+     * 1x1 stride 1 (one SGEMM for the batch, nhwc_unit) 2048->512 7x7 N=1 fwd/bwd-data/bwd-filter
+     * 0.82/0.70/0.73 -> 0.60/0.58/0.53, N=8 4.36/4.10/4.20 -> 4.08/4.03/4.15, and 1024->256 14x14,
+     * 512->128 28x28, 256->1024 14x14 10-20% faster direct in every direction; backward filter
+     * through im2col (nhwc_col) 3x3 256->256 14x14 N=1 1.16 -> 1.05, 3x3 512->512 7x7 N=1
+     * 1.39 -> 1.16, N=8 9.59 -> 9.45, strided 1x1 256->512 56x56 N=1 1.06 -> 0.98;
+     * but strided 1x1 at N=8 stays GEMM (best of 5 full runs 9.27 against 10.12 direct; single
+     * A/B runs were even), so the backward filter of strided 1x1 filters is GEMM above
+     * N*P*Q = 784. Where they do not apply (no AVX-512, 3-D) the earlier rule: nhwc_unit where the output is
+     * small per image (P*Q <= 784), and the backward filter of small outputs
+     * (N*P*Q <= 392) and of strided 1x1 filters. */
     if (p->w_nhwc) {
+        char why[160];
+        int strided_1x1 = p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1);
+        if (fdnn_nhwc_direct_applicable(p, why, sizeof why))
+            return p->dir == FDNN_CONV_BWD_FILTER && strided_1x1 && (int64_t)p->n * p->out[0] * p->out[1] * p->out[2] > 784;
         const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
         if (nhwc_unit(p)) return opq <= 784;
-        /* NHWC, other filters (nhwc_col: im2col + one SGEMM for the batch, the KRSC filter read in
-         * place) against the direct kernels. Backward filter: GEMM up to N*P*Q = 392 (ms, direct ->
-         * GEMM, single thread: 512->512 7x7 N=1 7.08 -> 2.52 (2 threads 3.7-6.1 -> 1.46-1.52),
-         * 256->256 14x14 N=1 3.04 -> 2.29, 512->512 7x7 N=8 24.7 -> 18.9; 256->256 14x14 N=8 19.1
-         * -> 19.8 stays direct), and for strided 1x1 filters, where the direct kernel first copies
-         * x and GEMM gathers just the sampled rows (256->512 56x56 stride 2, 2 threads: N=1
-         * 1.24-1.44 -> 1.04, N=8 10.5-10.6 -> 9.4-9.6). Forward and backward data stay direct: with
-         * the filter packs in memory order the direct kernel is ahead even at 7x7 N=1 (2 threads
-         * fwd 1.18-1.34 against 1.43, bwd data 1.37-1.38 against 1.47-1.49), and strided backward
-         * data through mostly-zero columns would be 4.4x slower. */
         if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
         if (p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1)) return 1;
         return (int64_t)p->n * opq <= 392;

@@ -24,18 +24,22 @@ typedef struct fdnn_nhwc_fwd {
 } fdnn_nhwc_fwd;
 void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a);
 
-/* Weight gradient, x zero-padded: acc[r][s][co][ci] (swap: acc[r][s][ci][co], better for few
- * input channels) = sum_{n,p,q} dy[n,p,q,co] * x[n, p*sh + r*dh, q*sw + s*dw, ci] (acc fully
- * overwritten). Each acc element is owned by one
- * thread and summed in a fixed order, so the result does not depend on the thread count. */
+/* Weight gradient, x zero-padded: sum[r][s][b][v] = sum_{n,p,q} dy[n,p,q,co] *
+ * x[n, p*sh + r*dh, q*sw + s*dw, ci], where (b, v) = (co, ci), or with swap (better for few
+ * input channels) (ci, co), reduced over fixed chunks of output rows: out[r*or + s*os + b*ob + v]
+ * = alpha * sum_chunk0 + beta * out (beta == 0: out not read), then += alpha * sum_chunk for
+ * each later chunk, in order (v contiguous). Each element is owned by one thread and summed in a
+ * fixed order, so the result does not depend on the thread count. */
 typedef struct fdnn_nhwc_wgrad {
     int n, ci, co, p, q, r, s, sh, sw, dh, dw;
     const float *x;
     int64_t xn, xh, xw;
     const float *dy;
     int64_t yn, yh, yw;
-    float *acc;
     int swap;
+    float *out;
+    int64_t or_, os, ob;
+    float alpha, beta;
 } fdnn_nhwc_wgrad;
 void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
 

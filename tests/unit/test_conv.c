@@ -648,6 +648,60 @@ int main(void)
         }
         unsetenv("FREEDNN_CPU_CONV_GEMM");
     }
+    /* FLOAT direct NHWC kernels on larger outputs: 64-channel register tiles (forward / backward
+     * data with K resp. C >= 48, two 32-channel filter blocks plus a lone last one; backward
+     * filter with >= 48 vector channels, broadcast channels not a multiple of 6), several
+     * reduction chunks (N*P*Q > 256), the backward filter written straight into a KRSC filter
+     * (partial sums in dw when beta == 0) or through the accumulator (KCRS), few input channels
+     * (C < 16: broadcasts over filter taps and channels, dense and gapped x), NCHW outputs
+     * (scalar tile stores), both modes, every alpha/beta combination (beta == 0 on NaN). */
+    {
+        /*                         n   c   k   h   w  r  s str pad lay  wnhwc */
+        static const int DC[][11] = {{2, 70, 45, 20, 18, 3, 3, 1, 1, LAY_NHWC, 1},      {1, 50, 80, 13, 23, 3, 3, 1, 1, LAY_NHWC, 1},
+                                     {2, 3, 70, 24, 22, 7, 7, 2, 3, LAY_NHWC, 1},       {2, 5, 40, 15, 17, 5, 5, 2, 2, LAY_NHWC_GAPS, 1},
+                                     {3, 64, 100, 16, 16, 1, 1, 1, 0, LAY_NHWC, 1},     {2, 49, 52, 11, 12, 3, 3, 1, 1, LAY_NHWC, 0},
+                                     {1, 96, 65, 9, 14, 3, 3, 1, 1, LAY_NCHW, 1},       {2, 13, 96, 17, 13, 3, 3, 1, 1, LAY_NHWC, 1}};
+        const int ndc = (int)(sizeof DC / sizeof DC[0]);
+        setenv("FREEDNN_CPU_CONV_GEMM", "0", 1);
+        impl_runs = nhwc_direct_runs = 0;
+        TH_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, NULL, count_impl));
+        for (int dir = 0; dir < 3; dir++) {
+            int fails = 0;
+            for (int i = 0; i < ndc; i++) {
+                const int *b = DC[i];
+                tcase t;
+                tc_random_shape(&t, 0);
+                t.nsp = 2;
+                t.n = b[0];
+                t.c = b[1];
+                t.k = b[2];
+                t.g = 1;
+                t.in[1] = b[3];
+                t.in[2] = b[4];
+                t.flt[1] = b[5];
+                t.flt[2] = b[6];
+                t.mode = (i + dir) % 2 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                t.xlay = t.ylay = b[9];
+                t.w_nhwc = b[10];
+                for (int a = 1; a < 3; a++) {
+                    t.stride[a] = b[7];
+                    t.dil[a] = 1;
+                    t.pad[a] = b[8];
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, CUDNN_DATA_FLOAT);
+                force_scales = (i + 2 * dir) % 7;
+                if (!run_case(h, dir, &t)) fails++;
+                force_scales = -1;
+            }
+            printf("%s FLOAT direct NHWC larger outputs: %d cases, %d with failures\n", dn[dir], ndc, fails);
+        }
+        TH_OK(cudnnSetCallback(0, NULL, NULL));
+        if (!th_is_gpu(h) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512vl"))
+            TH_CHECK(nhwc_direct_runs >= 3 * ndc, "direct NHWC kernels ran %d times, want >= %d", nhwc_direct_runs, 3 * ndc);
+        unsetenv("FREEDNN_CPU_CONV_GEMM");
+    }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
     for (int pass = 0; pass < 2; pass++) {
