@@ -65,6 +65,34 @@ static void scales(cudnnDataType_t xt, double *alpha, double *beta)
     *beta = combos[i][1];
 }
 
+/* A 2-D channels-last problem of the table-driven sections: tc_random_shape first (so the random
+ * sequence every later case sees is that of a random case), then the given shape, with x and y
+ * packed NHWC and a KRSC filter; the same stride, padding and dilation in H and W. */
+static void tc_nhwc_2d(tcase *t, int n, int c, int k, int g, int h, int w, int r, int s, int str, int pad, int dil, int conv)
+{
+    tc_random_shape(t, 0);
+    t->nsp = 2;
+    t->in[0] = t->out[0] = t->flt[0] = t->stride[0] = t->dil[0] = 1;
+    t->pad[0] = 0;
+    t->n = n;
+    t->c = c;
+    t->k = k;
+    t->g = g;
+    t->in[1] = h;
+    t->in[2] = w;
+    t->flt[1] = r;
+    t->flt[2] = s;
+    t->mode = conv ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+    t->xlay = t->ylay = LAY_NHWC;
+    t->w_nhwc = 1;
+    for (int a = 1; a < 3; a++) {
+        t->stride[a] = str;
+        t->pad[a] = pad;
+        t->dil[a] = dil;
+        t->out[a] = ref_conv_out_dim(t->in[a], t->pad[a], t->flt[a], t->dil[a], t->stride[a]);
+    }
+}
+
 static int run_case(cudnnHandle_t h, int dir, tcase *t)
 {
     char desc[400];
@@ -308,27 +336,8 @@ int main(void)
         for (int i = 0; i < nbf; i++) {
             const int *b = BF[i];
             tcase t;
-            tc_random_shape(&t, 0);
-            t.nsp = i == 6 ? 3 : 2; /* 3-D with a unit depth: the kernel treats it as 2-D */
-            t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
-            t.pad[0] = 0;
-            t.g = 1;
-            t.n = b[0];
-            t.c = b[1];
-            t.in[1] = b[2];
-            t.in[2] = b[3];
-            t.k = b[4];
-            t.flt[1] = b[5];
-            t.flt[2] = b[6];
-            t.mode = b[10] ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
-            t.xlay = t.ylay = LAY_NHWC;
-            t.w_nhwc = 1;
-            for (int a = 1; a < 3; a++) {
-                t.stride[a] = b[7];
-                t.pad[a] = b[8];
-                t.dil[a] = b[9];
-                t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
-            }
+            tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
+            if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
             pick_types(&t, i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
             force_scales = SC[i % 6];
             if (!run_case(h, 2, &t)) fails++;
@@ -357,27 +366,8 @@ int main(void)
             for (int dir = 0; dir < 3; dir++) {
                 const int *b = PC[i];
                 tcase t;
-                tc_random_shape(&t, 0);
-                t.nsp = i == 6 ? 3 : 2; /* 3-D with a unit depth: the kernels treat it as 2-D */
-                t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
-                t.pad[0] = 0;
-                t.g = 1;
-                t.n = b[0];
-                t.c = b[1];
-                t.in[1] = b[2];
-                t.in[2] = b[3];
-                t.k = b[4];
-                t.flt[1] = b[5];
-                t.flt[2] = b[6];
-                t.mode = b[10] ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
-                t.xlay = t.ylay = LAY_NHWC;
-                t.w_nhwc = 1;
-                for (int a = 1; a < 3; a++) {
-                    t.stride[a] = b[7];
-                    t.pad[a] = b[8];
-                    t.dil[a] = b[9];
-                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
-                }
+                tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
+                if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernels treat it as 2-D */
                 pick_types(&t, (i + dir) % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
                 force_scales = SC[(i + dir) % 6];
                 if (!run_case(h, dir, &t)) fails[dir]++;
@@ -462,25 +452,8 @@ int main(void)
                     const int *b = TC[i];
                     const int dir = ti < 2 ? 2 : ti % 2; /* backward filter twice per shape, the others twice each */
                     tcase t;
-                    tc_random_shape(&t, 0);
-                    t.nsp = 2;
-                    t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
-                    t.pad[0] = 0;
-                    t.n = b[0];
-                    t.g = t.c = b[1];
-                    t.k = b[4] * b[1];
-                    t.in[1] = b[2];
-                    t.in[2] = b[3];
-                    t.mode = b[7] ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
-                    t.xlay = t.ylay = LAY_NHWC;
+                    tc_nhwc_2d(&t, b[0], b[1], b[4] * b[1], b[1], b[2], b[3], 3, 3, b[5], b[6], 1, b[7]);
                     t.w_nhwc = (i + ti) % 2;
-                    for (int a = 1; a < 3; a++) {
-                        t.flt[a] = 3;
-                        t.stride[a] = b[5];
-                        t.pad[a] = b[6];
-                        t.dil[a] = 1;
-                        t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
-                    }
                     pick_types(&t, ti < 4 ? TT[(i + ti) % 4] : CUDNN_DATA_HALF);
                     force_scales = SC[(i * 6 + ti + i / 2) % 6];
                     if (!run_case(h, dir, &t)) fails[dir]++;
@@ -494,22 +467,7 @@ int main(void)
              * untouched */
             {
                 tcase t;
-                tc_random_shape(&t, 0);
-                t.nsp = 2;
-                t.in[0] = t.out[0] = t.flt[0] = t.stride[0] = t.dil[0] = 1;
-                t.pad[0] = 0;
-                t.n = TC[0][0];
-                t.g = t.c = t.k = TC[0][1];
-                t.in[1] = TC[0][2];
-                t.in[2] = TC[0][3];
-                t.mode = CUDNN_CROSS_CORRELATION;
-                t.xlay = t.ylay = LAY_NHWC;
-                t.w_nhwc = 1;
-                for (int a = 1; a < 3; a++) {
-                    t.flt[a] = 3;
-                    t.stride[a] = t.pad[a] = t.dil[a] = 1;
-                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
-                }
+                tc_nhwc_2d(&t, TC[0][0], TC[0][1], TC[0][1], TC[0][1], TC[0][2], TC[0][3], 3, 3, 1, 1, 1, 0);
                 pick_types(&t, CUDNN_DATA_HALF);
                 if (TH_CHECK(tc_setup(&t), "setup of the depthwise workspace case failed")) {
                     size_t wsz = 0;
@@ -567,22 +525,8 @@ int main(void)
             for (int i = 0; i < ndw; i++) {
                 const int *b = DW[i];
                 tcase t;
-                tc_random_shape(&t, 0);
-                t.nsp = 2;
-                t.n = b[0];
-                t.g = t.c = t.k = b[1];
-                t.in[1] = b[2];
-                t.in[2] = b[3];
-                t.mode = i % 2 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
-                t.xlay = t.ylay = LAY_NHWC;
+                tc_nhwc_2d(&t, b[0], b[1], b[1], b[1], b[2], b[3], 3, 3, b[4], b[5], b[6], i % 2);
                 t.w_nhwc = i % 3 == 0;
-                for (int a = 1; a < 3; a++) {
-                    t.flt[a] = 3;
-                    t.stride[a] = b[4];
-                    t.pad[a] = b[5];
-                    t.dil[a] = b[6];
-                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
-                }
                 pick_types(&t, CUDNN_DATA_FLOAT);
                 force_scales = (i + dir) % 5;
                 if (!run_case(h, dir, &t)) fails++;
@@ -612,22 +556,8 @@ int main(void)
                 for (int i = 0; i < ngc; i++) {
                     const int *b = GC[i];
                     tcase t;
-                    tc_random_shape(&t, 0);
-                    t.nsp = 2;
-                    t.n = b[0];
-                    t.c = b[1];
-                    t.k = b[2];
-                    t.g = 1;
-                    t.in[1] = b[3];
-                    t.in[2] = b[4];
-                    t.flt[1] = b[5];
-                    t.flt[2] = b[6];
-                    t.mode = (i + pass) % 2 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
-                    t.xlay = t.ylay = LAY_NHWC;
-                    t.w_nhwc = 1;
-                    for (int a = 1; a < 3; a++) {
-                        t.stride[a] = b[7];
-                        t.dil[a] = b[9];
+                    tc_nhwc_2d(&t, b[0], b[1], b[2], 1, b[3], b[4], b[5], b[6], b[7], b[8], b[9], (i + pass) % 2);
+                    for (int a = 1; a < 3; a++) { /* per dim: padding below the filter's extent, and an input it covers */
                         int eff = (t.flt[a] - 1) * t.dil[a] + 1;
                         t.pad[a] = b[8] < eff - 1 ? b[8] : eff - 1;   /* also what the direct backward data needs */
                         while (t.in[a] + 2 * t.pad[a] < eff) t.in[a]++;
@@ -670,25 +600,9 @@ int main(void)
             for (int i = 0; i < ndc; i++) {
                 const int *b = DC[i];
                 tcase t;
-                tc_random_shape(&t, 0);
-                t.nsp = 2;
-                t.n = b[0];
-                t.c = b[1];
-                t.k = b[2];
-                t.g = 1;
-                t.in[1] = b[3];
-                t.in[2] = b[4];
-                t.flt[1] = b[5];
-                t.flt[2] = b[6];
-                t.mode = (i + dir) % 2 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                tc_nhwc_2d(&t, b[0], b[1], b[2], 1, b[3], b[4], b[5], b[6], b[7], b[8], 1, (i + dir) % 2);
                 t.xlay = t.ylay = b[9];
                 t.w_nhwc = b[10];
-                for (int a = 1; a < 3; a++) {
-                    t.stride[a] = b[7];
-                    t.dil[a] = 1;
-                    t.pad[a] = b[8];
-                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
-                }
                 pick_types(&t, CUDNN_DATA_FLOAT);
                 force_scales = (i + 2 * dir) % 7;
                 if (!run_case(h, dir, &t)) fails++;
