@@ -63,14 +63,17 @@ static int prefer_gemm(const fdnn_conv_problem *p)
     return 0;
 }
 
+/* prefer_gemm with the reason when it says no (the applicable() tail of every entry here) */
+static int preferred(const fdnn_conv_problem *p, char *why, size_t n)
+{
+    if (prefer_gemm(p)) return 1;
+    snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
+    return 0;
+}
+
 static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
 {
-    if (!fdnn_cpu_conv_gemm_applicable(p, why, n)) return 0;
-    if (!prefer_gemm(p)) {
-        snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
-        return 0;
-    }
-    return 1;
+    return fdnn_cpu_conv_gemm_applicable(p, why, n) && preferred(p, why, n);
 }
 
 static size_t ws_fwd(const fdnn_conv_problem *p) { return fdnn_conv_fwd__im2col_gemm.workspace(p); }
@@ -119,11 +122,7 @@ static int nhwc_applicable(const fdnn_conv_problem *p, char *why, size_t n)
         snprintf(why, n, "NHWC 1x1 GEMM needs FLOAT, groups 1, a 1x1 stride-1 unpadded filter and packed NHWC x/y, KRSC filter");
         return 0;
     }
-    if (!prefer_gemm(p)) {
-        snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
-        return 0;
-    }
-    return 1;
+    return preferred(p, why, n);
 }
 
 static size_t ws_zero(const fdnn_conv_problem *p)
@@ -186,11 +185,7 @@ static int col_applicable(const fdnn_conv_problem *p, char *why, size_t n)
         snprintf(why, n, "NHWC im2col GEMM needs FLOAT, groups 1, 2-D, packed NHWC x/y and a packed KRSC filter");
         return 0;
     }
-    if (!prefer_gemm(p)) {
-        snprintf(why, n, "GEMM is preferred only where it beats the direct kernels (see conv_gemm_pref.c)");
-        return 0;
-    }
-    return 1;
+    return preferred(p, why, n);
 }
 
 static size_t col_workspace(const fdnn_conv_problem *p)
