@@ -20,11 +20,7 @@ typedef struct {
     int copy_in, copy_dy, fast3, nchunk, wino;
 } dgeo;
 
-static int direct_forced(void)
-{
-    const char *e = getenv("FREEDNN_DW_DIRECT");
-    return e && e[0] == '1';
-}
+static int direct_forced(void) { return fdnn_env_int("FREEDNN_DW_DIRECT", 0) == 1; }
 
 static void make(const fdnn_conv_problem *p, dgeo *g)
 {
