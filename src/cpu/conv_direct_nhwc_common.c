@@ -231,6 +231,23 @@ static void pack_filter(const fdnn_conv_problem *p, const geo *g, const float *w
             }
 }
 
+/* Backward-data gather table of one spatial dim (extent X, filter T, output extent O): for each
+ * input position x the (filter tap, output position) pairs that reach it, in filter order,
+ * tab[2*(x*T + j)] / tab[2*(x*T + j) + 1] for j < cnt[x]; cc: cross-correlation (else taps flipped). */
+static void tap_table(int X, int T, int O, int pad, int dil, int str, int cc, int *tab, int *cnt)
+{
+    for (int x = 0; x < X; x++) {
+        cnt[x] = 0;
+        for (int t = 0; t < T; t++) {
+            int o = x + pad - (cc ? t : T - 1 - t) * dil;
+            if (o < 0 || o % str || o / str >= O) continue;
+            tab[2 * ((size_t)x * T + cnt[x])] = t;
+            tab[2 * ((size_t)x * T + cnt[x]) + 1] = o / str;
+            cnt[x]++;
+        }
+    }
+}
+
 cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     if (a->workspace_size < fdnn_nhwc_direct_workspace(p))
@@ -319,26 +336,8 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
             free(wn);
             return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for the backward-data tap tables");
         }
-        for (int x = 0; x < W; x++) {
-            wn[x] = 0;
-            for (int s2 = 0; s2 < S; s2++) {
-                int nw = x + p->pad[2] - (cc ? s2 : S - 1 - s2) * p->dil[2];
-                if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= Q) continue;
-                wt[2 * ((size_t)x * S + wn[x])] = s2;
-                wt[2 * ((size_t)x * S + wn[x]) + 1] = nw / p->stride[2];
-                wn[x]++;
-            }
-        }
-        for (int h = 0; h < H; h++) {
-            hn[h] = 0;
-            for (int r = 0; r < R; r++) {
-                int nh = h + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];
-                if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= P) continue;
-                ht[2 * ((size_t)h * R + hn[h])] = r;
-                ht[2 * ((size_t)h * R + hn[h]) + 1] = nh / p->stride[1];
-                hn[h]++;
-            }
-        }
+        tap_table(W, S, Q, p->pad[2], p->dil[2], p->stride[2], cc, wt, wn);
+        tap_table(H, R, P, p->pad[1], p->dil[1], p->stride[1], cc, ht, hn);
         const int64_t ws1 = p->ws[1], ws3 = p->ws[3], ws4 = p->ws[4];
         for (int n = 0; n < p->n; n++) {
             const float *dyn = dy + n * p->ys[0];
