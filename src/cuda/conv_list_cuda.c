@@ -20,20 +20,7 @@
  * mma and depthwise backward-filter kernels use workspace (its split-reduction partial sums),
  * and the mma entries (both directions) when they pad C to a multiple of 8. Kernels are in the .cu files of this directory (see conv_cuda.h). */
 #include <stdio.h>
-#include <stdarg.h>
 #include "conv_cuda.h"
-
-static int nope(char *why, size_t why_n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int nope(char *why, size_t why_n, const char *fmt, ...)
-{
-    if (why && why_n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_n, fmt, ap);
-        va_end(ap);
-    }
-    return 0;
-}
 
 static size_t no_workspace(const fdnn_conv_problem *p)
 {
@@ -46,11 +33,11 @@ static size_t no_workspace(const fdnn_conv_problem *p)
 static int common_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->nb_spatial < 2 || p->nb_spatial > 3)
-        return nope(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
+        return fdnn_conv_why(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
     if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
-        return nope(why, why_n, "vectorised NCHW_VECT_C layouts (INT8x4/INT8x32) run on the conv_fwd__int8_vect entries");
+        return fdnn_conv_why(why, why_n, "vectorised NCHW_VECT_C layouts (INT8x4/INT8x32) run on the conv_fwd__int8_vect entries");
     if (p->g < 1 || p->c % p->g || p->k % p->g)
-        return nope(why, why_n, "groups %d must divide C=%d and K=%d", p->g, p->c, p->k);
+        return fdnn_conv_why(why, why_n, "groups %d must divide C=%d and K=%d", p->g, p->c, p->k);
     return 1;
 }
 
@@ -59,17 +46,17 @@ static int common_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
  * channels are a multiple of the vector. */
 static int int8_vect_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "INT8 convolutions exist only in the forward direction");
+    if (p->dir != FDNN_CONV_FWD) return fdnn_conv_why(why, why_n, "INT8 convolutions exist only in the forward direction");
     if (p->nb_spatial < 2 || p->nb_spatial > 3)
-        return nope(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
+        return fdnn_conv_why(why, why_n, "only 2-D and 3-D convolutions are implemented on CUDA (got %d spatial dims)", p->nb_spatial);
     if (p->x_vect <= 1 || p->w_vect != p->x_vect)
-        return nope(why, why_n, "this entry handles the vectorised INT8x4/INT8x32 layouts (x=%s)", fdnn_dtype_name(p->xtype));
+        return fdnn_conv_why(why, why_n, "this entry handles the vectorised INT8x4/INT8x32 layouts (x=%s)", fdnn_dtype_name(p->xtype));
     if ((p->xtype != CUDNN_DATA_INT8x4 && p->xtype != CUDNN_DATA_INT8x32) || p->wtype != p->xtype)
-        return nope(why, why_n, "x=%s w=%s: only INT8x4 and INT8x32 are implemented", fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype));
+        return fdnn_conv_why(why, why_n, "x=%s w=%s: only INT8x4 and INT8x32 are implemented", fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype));
     if (!(p->ytype == p->xtype || (p->ytype == CUDNN_DATA_FLOAT && p->y_vect == 1)))
-        return nope(why, why_n, "y=%s: the output must be %s or FLOAT", fdnn_dtype_name(p->ytype), fdnn_dtype_name(p->xtype));
+        return fdnn_conv_why(why, why_n, "y=%s: the output must be %s or FLOAT", fdnn_dtype_name(p->ytype), fdnn_dtype_name(p->xtype));
     if (p->g < 1 || p->c % p->g || p->k % p->g || (p->c / p->g) % p->x_vect)
-        return nope(why, why_n, "groups %d must divide C=%d and K=%d into multiples of the vector %d", p->g, p->c, p->k, p->x_vect);
+        return fdnn_conv_why(why, why_n, "groups %d must divide C=%d and K=%d into multiples of the vector %d", p->g, p->c, p->k, p->x_vect);
     return 1;
 }
 static cudnnStatus_t run_int8(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -92,16 +79,16 @@ static int direct_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size
     const int same = p->xtype == p->wtype && p->xtype == p->ytype;
     if (lowp) {
         if (same && is_lowp(p->xtype)) return 1;
-        return nope(why, why_n, "this entry handles HALF and BFLOAT16 (x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+        return fdnn_conv_why(why, why_n, "this entry handles HALF and BFLOAT16 (x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     }
     if (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)) return 1;
     if (p->xtype == CUDNN_DATA_INT8 && p->wtype == CUDNN_DATA_INT8 &&
         (p->ytype == CUDNN_DATA_INT8 || p->ytype == CUDNN_DATA_FLOAT)) {
-        if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "INT8 is only supported for the forward convolution");
+        if (p->dir != FDNN_CONV_FWD) return fdnn_conv_why(why, why_n, "INT8 is only supported for the forward convolution");
         return 1;
     }
-    return nope(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT; forward only); got x=%s w=%s y=%s",
+    return fdnn_conv_why(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT; forward only); got x=%s w=%s y=%s",
                 fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
 }
 
@@ -119,36 +106,36 @@ static int tiled_shape_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (!common_ok(p, why, why_n)) return 0;
     if (p->g > FDNN_CUDA_CONV_MAX_GROUPS)
-        return nope(why, why_n, "group count %d exceeds %d", p->g, (int)FDNN_CUDA_CONV_MAX_GROUPS);
+        return fdnn_conv_why(why, why_n, "group count %d exceeds %d", p->g, (int)FDNN_CUDA_CONV_MAX_GROUPS);
     /* With one or two channels per group (depthwise) a 64-wide GEMM tile is almost all
      * padding; the direct kernels do that work without the waste (measured on the H200:
      * depthwise 3x3 fp16 went from 3-11 ms through the tiles). */
     if (p->g > 1 && (p->c / p->g < 4 || p->k / p->g < 4))
-        return nope(why, why_n, "%d input and %d output channels per group: too few for a GEMM tile, use the direct kernel",
+        return fdnn_conv_why(why, why_n, "%d input and %d output channels per group: too few for a GEMM tile, use the direct kernel",
                     p->c / p->g, p->k / p->g);
     const long long flt = (long long)p->flt[0] * p->flt[1] * p->flt[2];
     const long long npq = (long long)p->n * p->out[0] * p->out[1] * p->out[2];
     const long long ndhw = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
     const long long lim = (1LL << 31) - 256;
     if (npq >= lim || ndhw >= lim || (long long)(p->c / p->g) * flt >= lim || (long long)(p->k / p->g) * flt >= lim)
-        return nope(why, why_n, "GEMM dimensions (N*P=%lld, N*D*H*W=%lld, C/g*TRS, K/g*TRS) must stay below 2^31", npq, ndhw);
+        return fdnn_conv_why(why, why_n, "GEMM dimensions (N*P=%lld, N*D*H*W=%lld, C/g*TRS, K/g*TRS) must stay below 2^31", npq, ndhw);
     return 1;
 }
 
 static int fwd_tiled_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (p->dir != FDNN_CONV_FWD) return nope(why, why_n, "forward only");
+    if (p->dir != FDNN_CONV_FWD) return fdnn_conv_why(why, why_n, "forward only");
     return tiled_shape_ok(p, why, why_n);
 }
 
 /* Backward tiled kernels: same-type FLOAT/DOUBLE (lowp = 0) or HALF/BFLOAT16 (lowp = 1). */
 static int bwd_simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
 {
-    if (p->dir == FDNN_CONV_FWD) return nope(why, why_n, "backward directions only");
+    if (p->dir == FDNN_CONV_FWD) return fdnn_conv_why(why, why_n, "backward directions only");
     if (!tiled_shape_ok(p, why, why_n)) return 0;
     const int same = p->xtype == p->wtype && p->xtype == p->ytype;
     if (lowp ? (same && is_lowp(p->xtype)) : (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE))) return 1;
-    return nope(why, why_n, "this entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
+    return fdnn_conv_why(why, why_n, "this entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
                 fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
 }
 static int bwd_simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return bwd_simt_types_ok(p, 0, why, why_n); }
@@ -167,13 +154,13 @@ static int simt_types_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t
     const int same = p->xtype == p->wtype && p->xtype == p->ytype;
     if (lowp) {
         if (same && is_lowp(p->xtype)) return 1;
-        return nope(why, why_n, "this entry handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+        return fdnn_conv_why(why, why_n, "this entry handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     }
     if (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE)) return 1;
     if (p->xtype == CUDNN_DATA_INT8 && p->wtype == CUDNN_DATA_INT8 && (p->ytype == CUDNN_DATA_INT8 || p->ytype == CUDNN_DATA_FLOAT))
         return 1;
-    return nope(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT); got x=%s w=%s y=%s",
+    return fdnn_conv_why(why, why_n, "this entry handles FLOAT, DOUBLE and INT8 (x/w INT8, y INT8 or FLOAT); got x=%s w=%s y=%s",
                 fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
 }
 static int simt_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return simt_types_ok(p, 0, why, why_n); }
@@ -204,9 +191,9 @@ int fdnn_cuda_device_cc_major(int *dev_out)
 static int device_has_tc(char *why, size_t why_n)
 {
     int dev = 0, major = fdnn_cuda_device_cc_major(&dev);
-    if (major <= 0) return nope(why, why_n, "cannot query the current CUDA device's compute capability");
+    if (major <= 0) return fdnn_conv_why(why, why_n, "cannot query the current CUDA device's compute capability");
     if (major < 8)
-        return nope(why, why_n, "the tensor-core kernels need compute capability 8.0 or newer (device %d has %d.x)", dev, major);
+        return fdnn_conv_why(why, why_n, "the tensor-core kernels need compute capability 8.0 or newer (device %d has %d.x)", dev, major);
     return 1;
 }
 
@@ -214,10 +201,10 @@ static int tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (!fwd_tiled_ok(p, why, why_n)) return 0;
     if (!(p->xtype == p->wtype && p->xtype == p->ytype && is_lowp(p->xtype)))
-        return nope(why, why_n, "the tensor-core implicit GEMM handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+        return fdnn_conv_why(why, why_n, "the tensor-core implicit GEMM handles HALF and BFLOAT16 (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     if (p->math_type == CUDNN_FMA_MATH)
-        return nope(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
+        return fdnn_conv_why(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
     return device_has_tc(why, why_n);
 }
 
@@ -233,7 +220,7 @@ static int mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 static int bwd_filter_mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, why, why_n)) return 0;
-    if (p->math_type == CUDNN_FMA_MATH) return nope(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
+    if (p->math_type == CUDNN_FMA_MATH) return fdnn_conv_why(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
     return device_has_tc(why, why_n);
 }
 
@@ -243,10 +230,10 @@ static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (!fwd_tiled_ok(p, why, why_n)) return 0;
     if (!(p->xtype == CUDNN_DATA_FLOAT && p->wtype == CUDNN_DATA_FLOAT && p->ytype == CUDNN_DATA_FLOAT))
-        return nope(why, why_n, "the TF32 implicit GEMM handles FLOAT (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
+        return fdnn_conv_why(why, why_n, "the TF32 implicit GEMM handles FLOAT (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     if (p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return nope(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+        return fdnn_conv_why(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
     return device_has_tc(why, why_n);
 }
 
@@ -278,7 +265,7 @@ static const fdnn_conv_impl fwd_mma = {"conv_fwd__implicit_gemm_mma", CUDNN_CONV
  * rules (C % 4 == 0, K % 8 == 0, packed NHWC) */
 static int mma_tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
-    if (p->xtype != CUDNN_DATA_FLOAT) return nope(why, why_n, "the TF32 mma implicit GEMM handles FLOAT (got %s)", fdnn_dtype_name(p->xtype));
+    if (p->xtype != CUDNN_DATA_FLOAT) return fdnn_conv_why(why, why_n, "the TF32 mma implicit GEMM handles FLOAT (got %s)", fdnn_dtype_name(p->xtype));
     return fdnn_cuda_conv_fwd_mma_applicable(p, why, why_n) && tf32_ok(p, why, why_n);
 }
 static const fdnn_conv_impl fwd_mma_tf32 = {"conv_fwd__implicit_gemm_mma_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
@@ -327,17 +314,17 @@ static const fdnn_conv_impl bwd_filter_simt_lowp = {"conv_bwd_filter__implicit_g
 static int depthwise_ok(const fdnn_conv_problem *p, int lowp, char *why, size_t why_n)
 {
     if (p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
-        return nope(why, why_n, "vectorised NCHW_VECT_C layouts are not handled by the depthwise kernels");
+        return fdnn_conv_why(why, why_n, "vectorised NCHW_VECT_C layouts are not handled by the depthwise kernels");
     if (p->g != p->c || p->c < 1 || p->k % p->c)
-        return nope(why, why_n, "not depthwise: needs groups == C and K a multiple of C (got C=%d K=%d groups=%d)", p->c, p->k, p->g);
+        return fdnn_conv_why(why, why_n, "not depthwise: needs groups == C and K a multiple of C (got C=%d K=%d groups=%d)", p->c, p->k, p->g);
     if (p->nb_spatial != 2 && !(p->nb_spatial == 3 && p->in[0] == 1 && p->flt[0] == 1 && p->out[0] == 1 && p->pad[0] == 0))
-        return nope(why, why_n, "the depthwise kernels are 2-D (3-D only with D = T = 1 and no D padding; got %d spatial dims, D=%d T=%d)",
+        return fdnn_conv_why(why, why_n, "the depthwise kernels are 2-D (3-D only with D = T = 1 and no D padding; got %d spatial dims, D=%d T=%d)",
                     p->nb_spatial, p->in[0], p->flt[0]);
     if ((long long)p->flt[1] * p->flt[2] > 9LL * 65535)
-        return nope(why, why_n, "a %d x %d filter is too large for the depthwise kernels", p->flt[1], p->flt[2]);
+        return fdnn_conv_why(why, why_n, "a %d x %d filter is too large for the depthwise kernels", p->flt[1], p->flt[2]);
     const int same = p->xtype == p->wtype && p->xtype == p->ytype;
     if (lowp ? (same && is_lowp(p->xtype)) : (same && (p->xtype == CUDNN_DATA_FLOAT || p->xtype == CUDNN_DATA_DOUBLE))) return 1;
-    return nope(why, why_n, "this depthwise entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
+    return fdnn_conv_why(why, why_n, "this depthwise entry handles %s (got x=%s w=%s y=%s)", lowp ? "HALF and BFLOAT16" : "FLOAT and DOUBLE",
                 fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
 }
 static int dw_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return depthwise_ok(p, 0, why, why_n); }
@@ -364,13 +351,13 @@ static const fdnn_conv_impl bwd_filter_dw_lowp = {"conv_bwd_filter__depthwise_lo
 static int gemm_tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->xtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return nope(why, why_n, "FLOAT uses TF32 tensor cores only with math type TENSOR_OP(_ALLOW_CONVERSION); see the FMA entry");
+        return fdnn_conv_why(why, why_n, "FLOAT uses TF32 tensor cores only with math type TENSOR_OP(_ALLOW_CONVERSION); see the FMA entry");
     return fdnn_cuda_conv_gemm_applicable(p, why, why_n);
 }
 static int gemm_fp32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->xtype != CUDNN_DATA_FLOAT || p->math_type == CUDNN_TENSOR_OP_MATH || p->math_type == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return nope(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
+        return fdnn_conv_why(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
     return fdnn_cuda_conv_gemm_applicable(p, why, why_n);
 }
 /* backward data of stride-1 problems as a forward GEMM with a transformed filter: ahead of the
@@ -378,13 +365,13 @@ static int gemm_fp32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 static int fwd_gemm_tc_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->xtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return nope(why, why_n, "FLOAT uses TF32 tensor cores only with math type TENSOR_OP(_ALLOW_CONVERSION); see the FMA entry");
+        return fdnn_conv_why(why, why_n, "FLOAT uses TF32 tensor cores only with math type TENSOR_OP(_ALLOW_CONVERSION); see the FMA entry");
     return fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(p, why, why_n);
 }
 static int fwd_gemm_fp32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->xtype != CUDNN_DATA_FLOAT || p->math_type == CUDNN_TENSOR_OP_MATH || p->math_type == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return nope(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
+        return fdnn_conv_why(why, why_n, "this entry is pure FP32 (FLOAT without TENSOR_OP math)");
     return fdnn_cuda_conv_bwd_data_fwd_gemm_applicable(p, why, why_n);
 }
 static cudnnStatus_t run_bwd_data_fwd_gemm(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
