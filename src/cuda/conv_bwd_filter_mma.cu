@@ -11,7 +11,6 @@
  * on the unpadded path), then copies the first C channels of each (k, r, s) to dw (exact).
  * Workspace then = padded x + padded dw (each rounded to 256 bytes) + the kernel's split
  * workspace of the padded problem. */
-#include <stdarg.h>
 #include "conv_bwd_filter_mma.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
@@ -19,14 +18,12 @@
 
 namespace {
 
-
-
 int gemm_npq(const fdnn_conv_problem *p) { return (int)((long long)p->n * p->out[1] * p->out[2]); }
 int gemm_rsc(const fdnn_conv_problem *p) { return p->flt[1] * p->flt[2] * p->c; }
 
 fdnn_bwdf::BwdfPlan plan_of(const fdnn_conv_problem *p) { return fdnn_bwdf::bwdf_plan(gemm_npq(p), p->k, gemm_rsc(p)); }
 
-int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
+using fdnn_ptx::aligned16;
 
 } // namespace
 
@@ -71,12 +68,12 @@ extern "C" size_t fdnn_cuda_conv_bwd_filter_mma_workspace(const fdnn_conv_proble
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    if (cs && cs->cc < 80)
+        return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,
+                         "conv_bwd_filter__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)", cs->cc / 10,
+                         cs->cc % 10);
     if (p->c % 8) {
-        const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
-        if (cs && cs->cc < 80)
-            return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,
-                             "conv_bwd_filter__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)", cs->cc / 10,
-                             cs->cc % 10);
         const size_t need = fdnn_cuda_conv_bwd_filter_mma_workspace(p);
         const int cp = fdnn_chpad::padded_c(p->c);
         if (!a->workspace || a->workspace_size < need)
@@ -104,11 +101,6 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, cons
         FDNN_CHECK(fdnn_cuda_conv_bwd_filter_mma_run(h, &q, &b)); /* C % 8 == 0 now: the plain path */
         return fdnn_cuda_check(fdnn_chpad::unpad_channels(dwp, a->out, wr, p->c, cp, st), "conv_bwd_filter__implicit_gemm_mma: copying dw back");
     }
-    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
-    if (cs && cs->cc < 80)
-        return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,
-                         "conv_bwd_filter__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)", cs->cc / 10,
-                         cs->cc % 10);
     const fdnn_bwdf::BwdfPlan pl = plan_of(p);
     const size_t need = fdnn_bwdf::bwdf_workspace_bytes(pl, p->k, gemm_rsc(p));
     if (need && (!a->workspace || a->workspace_size < need))

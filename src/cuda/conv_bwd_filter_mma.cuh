@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "conv_mma_ptx.cuh"
 
 namespace fdnn_bwdf {
 
@@ -54,51 +55,12 @@ constexpr int STAGES = 4;
 constexpr int TARGET_BLOCKS = 264;  /* ~2 waves of 132 SMs (H100/H200) */
 constexpr int MIN_SPLIT_ROWS = 512; /* npq rows a split takes at least (16 slices) */
 
-template <typename T> struct BwdfType;
-template <> struct BwdfType<__half> {
-    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    static __device__ __forceinline__ float2 load2(const __half *p) { return __half22float2(*(const __half2 *)p); }
-    static __device__ __forceinline__ void store2(__half *p, float a, float b) { *(__half2 *)p = __floats2half2_rn(a, b); }
-};
-template <> struct BwdfType<__nv_bfloat16> {
-    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    static __device__ __forceinline__ float2 load2(const __nv_bfloat16 *p)
-    {
-        return __bfloat1622float2(*(const __nv_bfloat162 *)p);
-    }
-    static __device__ __forceinline__ void store2(__nv_bfloat16 *p, float a, float b)
-    {
-        *(__nv_bfloat162 *)p = __floats2bfloat162_rn(a, b);
-    }
-};
-
-/* 16-byte global -> shared copy; bytes = 0 writes 16 zero bytes and reads nothing. */
-__device__ __forceinline__ void bw_cp_async16(uint32_t smem, const void *gmem, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void bw_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void bw_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-/* four transposed 8x8 b16 matrices: lanes 8i..8i+7 give the 8 row addresses of matrix i; thread t
- * receives, of each matrix, the elements (row 2*(t%4), col t/4) and (row 2*(t%4)+1, col t/4) */
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t *r, uint32_t smem)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem));
-}
+/* the element-type operations (mma, 2-element load/store) and the PTX copies */
+template <typename T> using BwdfType = fdnn_ptx::MmaOps<T>;
+using fdnn_ptx::cp_async16;
+using fdnn_ptx::cp_async_commit;
+using fdnn_ptx::cp_async_wait;
+using fdnn_ptx::ldmatrix_x4_trans;
 
 /* byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile of ROWB-byte rows
  * (ROWB >= 128: the XOR stays inside the row) */
@@ -182,8 +144,8 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
         for (int i = 0; i < A_IT; i++) {
             const int row = a_row0 + i * A_RSTEP;
             const bool ok = a_col_ok && next_row + row < row_end;
-            bw_cp_async16(sa + bw_swz<Tile::A_ROWB>(row, a_col), ok ? (const void *)(a_src + (long long)i * A_RSTEP * P.k) : (const void *)dy,
-                          ok ? 16 : 0);
+            cp_async16(sa + bw_swz<Tile::A_ROWB>(row, a_col), ok ? (const void *)(a_src + (long long)i * A_RSTEP * P.k) : (const void *)dy,
+                       ok ? 16 : 0);
         }
         a_src += (long long)BK * P.k;
 #pragma unroll
@@ -192,7 +154,7 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
             const int hh = b_p[i] * P.sh + b_hoff, ww = b_q[i] * P.sw + b_woff;
             const bool ok = b_col_ok && next_row + row < row_end && (unsigned)hh < (unsigned)P.h && (unsigned)ww < (unsigned)P.w_;
             const T *src = ok ? x + (((long long)b_n[i] * P.h + hh) * P.w_ + ww) * P.c + b_c : x;
-            bw_cp_async16(sb + bw_swz<Tile::B_ROWB>(row, b_col), src, ok ? 16 : 0);
+            cp_async16(sb + bw_swz<Tile::B_ROWB>(row, b_col), src, ok ? 16 : 0);
             /* step (n, p, q) by BK rows: one carry per digit suffices (step_q < Q, step_p < P) */
             int q = b_q[i] + P.step_q, p = b_p[i] + P.step_p, n = b_n[i] + P.step_n;
             if (q >= P.q) { q -= P.q; p++; }
@@ -216,16 +178,16 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
 #pragma unroll
     for (int st = 0; st < STAGES - 1; st++) {
         if (st < ktiles) load_next(st);
-        bw_cp_async_commit();
+        cp_async_commit();
     }
 
     for (int kt = 0; kt < ktiles; kt++) {
-        bw_cp_async_wait<STAGES - 2>(); /* this thread's copies of slice kt have landed */
-        __syncthreads();                /* everyone's have, and everyone is done with slice kt-1 */
+        cp_async_wait<STAGES - 2>(); /* this thread's copies of slice kt have landed */
+        __syncthreads();             /* everyone's have, and everyone is done with slice kt-1 */
         {
             const int nk = kt + STAGES - 1; /* refill the stage that slice kt-1 used */
             if (nk < ktiles) load_next(nk % STAGES);
-            bw_cp_async_commit();
+            cp_async_commit();
         }
         const uint32_t sa = smem + (kt % STAGES) * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
 #pragma unroll
@@ -260,7 +222,7 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
                 for (int j = 0; j < NI; j++) BwdfType<T>::mma(acc[i][j], af[i], bf[j]);
         }
     }
-    bw_cp_async_wait<0>(); /* no copy may still target shared memory when the block exits */
+    cp_async_wait<0>(); /* no copy may still target shared memory when the block exits */
 
     /* epilogue: acc[i][j] holds rows g, g+8 and columns 2*(lane%4), +1 of its 16x8 tile */
     const float alpha = P.alpha, beta = P.beta;
@@ -400,15 +362,9 @@ static cudaError_t bwdf_launch_cfg(const BwdfParams &P, cudaStream_t st)
     auto kern = conv_bwd_filter_mma_kernel<T, BM, BN, WARPS_M, WARPS_N>;
     /* more than 48 KiB of dynamic shared memory needs an opt-in: once per device */
     if (Tile::SMEM_BYTES > 48 * 1024) {
-        static volatile int opted[64]; /* 1: done on that device (benign race: idempotent) */
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
+        static unsigned long long opted = 0;
+        const cudaError_t e = fdnn_ptx::opt_in_smem(kern, Tile::SMEM_BYTES, &opted);
         if (e != cudaSuccess) return e;
-        if (dev < 0 || dev >= 64 || !opted[dev]) {
-            e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SMEM_BYTES);
-            if (e != cudaSuccess) return e;
-            if (dev >= 0 && dev < 64) opted[dev] = 1;
-        }
     }
     dim3 grid((unsigned)((P.rsc + BN - 1) / BN), (unsigned)((P.k + BM - 1) / BM), (unsigned)P.splits);
     kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);

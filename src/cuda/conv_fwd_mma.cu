@@ -10,15 +10,12 @@
  * rounded to 256 bytes), 0 when C % 8 == 0; plus, when the tile grid is small and the reduction
  * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
  * kernel (deterministic). */
-#include <stdarg.h>
 #include "conv_fwd_mma.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
 #include "cuda_internal.h"
 
 namespace {
-
-
 
 fdnn_mma::MmaConvParams make_params(const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
@@ -64,7 +61,7 @@ size_t split_bytes(const fdnn_conv_problem *p)
     return fdnn_mma::mma_split_bytes(split_of(p), (int)((long long)p->n * p->out[1] * p->out[2]), p->k);
 }
 
-int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
+using fdnn_ptx::aligned16;
 
 } // namespace
 

@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include "conv_mma_ptx.cuh"
 
 namespace fdnn_mma {
 
@@ -52,68 +53,12 @@ constexpr int BK = 32;            /* reduction slice (16-bit elements; 64 bytes)
 constexpr int NTHREADS = 256;     /* 8 warps */
 constexpr int ROW_BYTES = BK * 2; /* 64 bytes = 4 chunks of 16 bytes */
 
-template <typename T> struct MmaType;
-template <> struct MmaType<__half> {
-    static __device__ __forceinline__ void prep(uint32_t *, int) {}
-    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    static __device__ __forceinline__ float2 load2(const __half *p) { return __half22float2(*(const __half2 *)p); }
-    static __device__ __forceinline__ void store2(__half *p, float a, float b) { *(__half2 *)p = __floats2half2_rn(a, b); }
-};
-template <> struct MmaType<__nv_bfloat16> {
-    static __device__ __forceinline__ void prep(uint32_t *, int) {}
-    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
-    {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    static __device__ __forceinline__ float2 load2(const __nv_bfloat16 *p)
-    {
-        return __bfloat1622float2(*(const __nv_bfloat162 *)p);
-    }
-    static __device__ __forceinline__ void store2(__nv_bfloat16 *p, float a, float b)
-    {
-        *(__nv_bfloat162 *)p = __floats2bfloat162_rn(a, b);
-    }
-};
-
-/* FLOAT through TF32: fragments hold raw floats; prep() rounds them to TF32 (nearest, ties away,
- * as cuBLAS does for its TF32 modes) before m16n8k8 consumes them. */
-template <> struct MmaType<float> {
-    static __device__ __forceinline__ void prep(uint32_t *r, int n)
-    {
-        for (int i = 0; i < n; i++) asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r[i]) : "f"(__uint_as_float(r[i])));
-    }
-    static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
-    {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    static __device__ __forceinline__ float2 load2(const float *p) { return *(const float2 *)p; }
-    static __device__ __forceinline__ void store2(float *p, float a, float b) { *(float2 *)p = make_float2(a, b); }
-};
-
-/* 16-byte global -> shared copy; bytes = 0 writes 16 zero bytes and reads nothing. */
-__device__ __forceinline__ void cp_async16(uint32_t smem, const void *gmem, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t smem)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem));
-}
+/* the element-type operations (mma, TF32 prep, 2-element load/store) and the PTX copies */
+template <typename T> using MmaType = fdnn_ptx::MmaOps<T>;
+using fdnn_ptx::cp_async16;
+using fdnn_ptx::cp_async_commit;
+using fdnn_ptx::cp_async_wait;
+using fdnn_ptx::ldmatrix_x4;
 
 /* byte offset of 16-byte chunk `chunk` (0..3) of row `row` in a swizzled tile */
 __device__ __forceinline__ uint32_t swz(int row, int chunk)
@@ -397,18 +342,11 @@ static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
 {
     typedef MmaTile<BM, BN, MMA_STAGES> Tile;
     auto kern = conv_fwd_mma_kernel<T, BM, BN, WARPS_M, WARPS_N, MMA_STAGES>;
-    /* more than 48 KiB of dynamic shared memory needs an opt-in, once per kernel and device (a
-     * bit per device; cudaFuncSetAttribute costs about a microsecond of host time per call) */
+    /* more than 48 KiB of dynamic shared memory needs an opt-in, once per kernel and device (made
+     * for every tile size here, as before) */
     static unsigned long long opted = 0;
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
+    cudaError_t e = fdnn_ptx::opt_in_smem(kern, Tile::SMEM_BYTES, &opted);
     if (e != cudaSuccess) return e;
-    const unsigned long long bit = 1ULL << (dev & 63);
-    if (dev >= 64 || !(__atomic_load_n(&opted, __ATOMIC_ACQUIRE) & bit)) {
-        e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SMEM_BYTES);
-        if (e != cudaSuccess) return e;
-        if (dev < 64) __atomic_fetch_or(&opted, bit, __ATOMIC_RELEASE);
-    }
     dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN), (unsigned)(P.splits > 1 ? P.splits : 1));
     kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
     e = cudaGetLastError();
