@@ -522,9 +522,15 @@ struct BwtPlan {
     int gy;           /* grid.y; > 1: per-block partial sums in the workspace, reduced by a second kernel */
 };
 
-/* FREEDNN_CUDA_DW_OLD=1 (read per call, like the workspace query): the general kernels instead of
- * the 3x3 tiled / row-tiled ones, for timing the two against each other (bench/kernels/dw_lab.cu) */
-static bool dw_old_kernels() { return fdnn_env_int("FREEDNN_CUDA_DW_OLD", 0) == 1; }
+/* FREEDNN_CUDA_DW_OLD=1: the general kernels instead of the 3x3 tiled / row-tiled ones, for timing
+ * the two against each other (bench/kernels/dw_lab.cu sets it before its first call). Read once
+ * per process (a C++11 function-local static: thread-safe initialisation), so the workspace
+ * query and the run always agree. */
+static bool dw_old_kernels()
+{
+    static const bool old = fdnn_env_int("FREEDNN_CUDA_DW_OLD", 0) == 1;
+    return old;
+}
 
 /* Depends only on the problem (never on the device or the pointers), so results and the workspace
  * size are reproducible; the grid is planned for two-channel vectors, and with one channel per

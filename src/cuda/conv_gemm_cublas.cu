@@ -30,10 +30,14 @@ namespace {
 
 const size_t DEFAULT_LIMIT = (size_t)256 << 20;
 
+/* FREEDNN_CUDA_GEMM_WS_LIMIT: read on every call, not once per process, because test_conv sets
+ * and unsets it between cases of one run; parsed with atoll (a 64-bit byte count, leading
+ * whitespace and trailing characters accepted), which fdnn_env_int (int, whole string) cannot
+ * replace; a value <= 0 keeps the default. */
 size_t ws_limit()
 {
-    const char *e = getenv("FREEDNN_CUDA_GEMM_WS_LIMIT");
-    if (e && *e) {
+    const char *e = fdnn_getenv("FREEDNN_CUDA_GEMM_WS_LIMIT"); /* NULL when unset or empty */
+    if (e) {
         long long v = atoll(e);
         if (v > 0) return (size_t)v;
     }
