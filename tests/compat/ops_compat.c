@@ -28,6 +28,52 @@ static cudnnTensorDescriptor_t t3(cudnnDataType_t dt, int a, int b, int c)
 }
 static const char *dtn(cudnnDataType_t dt) { return dt == CUDNN_DATA_HALF ? "f16" : "f32"; }
 
+/* ReLU (no NaN propagation, coefficient 0): the activation of the alpha/beta case and of the
+ * fused batch norm / normalization cases */
+static cudnnActivationDescriptor_t relu_desc(void)
+{
+    cudnnActivationDescriptor_t ad;
+    cudnnCreateActivationDescriptor(&ad);
+    cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
+    return ad;
+}
+static cudnnLRNDescriptor_t lrn_desc(unsigned lrnN, double la, double lb, double lk)
+{
+    cudnnLRNDescriptor_t ld;
+    cudnnCreateLRNDescriptor(&ld);
+    cudnnSetLRNDescriptor(ld, lrnN, la, lb, lk);
+    return ld;
+}
+
+/* the pooling modes every 2-D and 3-D pooling case runs, in this order */
+static const struct { const char *name; cudnnPoolingMode_t m; } POOL_MODES[] = {
+    {"max", CUDNN_POOLING_MAX},
+    {"avg_incl", CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING},
+    {"avg_excl", CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING},
+};
+
+/* The outputs of a training forward of batch norm, batch norm Ex and cudnnNormalization*: y (cnt
+ * of dt), then the running and saved statistics (ns of st_dt each), in this order. */
+static void report_train(const char *name, cudnnStatus_t st, const void *y, size_t cnt, cudnnDataType_t dt, const void *rmean,
+                         const void *rvar, const void *smean, const void *sinv, size_t ns, cudnnDataType_t st_dt)
+{
+    report(name, "train_y", st, y, cnt, dt);
+    report(name, "train_running_mean", st, rmean, ns, st_dt);
+    report(name, "train_running_var", st, rvar, ns, st_dt);
+    report(name, "train_saved_mean", st, smean, ns, st_dt);
+    report(name, "train_saved_invvar", st, sinv, ns, st_dt);
+}
+/* The outputs of their backward: dx, dz (only when add: the ADD_ACTIVATION forms), then the
+ * parameter gradients (np of pt each). */
+static void report_norm_bwd(const char *name, cudnnStatus_t st, const void *dx, int add, const void *dz, size_t cnt, cudnnDataType_t dt,
+                            const void *dscale, const void *dbias, size_t np, cudnnDataType_t pt)
+{
+    report(name, "bwd_dx", st, dx, cnt, dt);
+    if (add) report(name, "bwd_dz", st, dz, cnt, dt);
+    report(name, "bwd_dscale", st, dscale, np, pt);
+    report(name, "bwd_dbias", st, dbias, np, pt);
+}
+
 /* ---------------------------------------------------------------- activation */
 static void activation(cudnnDataType_t dt, cudnnTensorFormat_t fmt)
 {
@@ -59,9 +105,7 @@ static void activation(cudnnDataType_t dt, cudnnTensorFormat_t fmt)
     {
         char name[64];
         snprintf(name, sizeof name, "%s_act_relu_alpha_beta", dtn(dt));
-        cudnnActivationDescriptor_t ad;
-        cudnnCreateActivationDescriptor(&ad);
-        cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
+        cudnnActivationDescriptor_t ad = relu_desc();
         float a = 2, b = 0.5f;
         void *yo = dev_fill(cnt, dt, 13);
         report(name, "fwd", cudnnActivationForward(H, ad, &a, d, x, &b, d, yo), yo, cnt, dt);
@@ -102,22 +146,17 @@ static void softmax(cudnnDataType_t dt)
 /* ---------------------------------------------------------------- pooling */
 static void pooling(const char *tag, cudnnDataType_t dt, cudnnTensorFormat_t fmt, int win, int pad, int stride)
 {
-    static const struct { const char *name; cudnnPoolingMode_t m; } modes[] = {
-        {"max", CUDNN_POOLING_MAX},
-        {"avg_incl", CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING},
-        {"avg_excl", CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING},
-    };
     int n = 2, c = 3, hh = 9, w = 8;
     size_t nx = (size_t)n * c * hh * w;
     cudnnTensorDescriptor_t xd = t4(fmt, dt, n, c, hh, w);
     /* distinct x: no ties, so max pooling's backward routing is unambiguous */
     void *x = dev_fill_distinct(nx, dt, dt == CUDNN_DATA_HALF ? 0.125 : 0.25);
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+    for (size_t i = 0; i < sizeof POOL_MODES / sizeof POOL_MODES[0]; i++) {
         char name[96];
-        snprintf(name, sizeof name, "%s_pool_%s_%s", dtn(dt), modes[i].name, tag);
+        snprintf(name, sizeof name, "%s_pool_%s_%s", dtn(dt), POOL_MODES[i].name, tag);
         cudnnPoolingDescriptor_t pd;
         cudnnCreatePoolingDescriptor(&pd);
-        cudnnSetPooling2dDescriptor(pd, modes[i].m, CUDNN_NOT_PROPAGATE_NAN, win, win, pad, pad, stride, stride);
+        cudnnSetPooling2dDescriptor(pd, POOL_MODES[i].m, CUDNN_NOT_PROPAGATE_NAN, win, win, pad, pad, stride, stride);
         int on = 0, oc = 0, oh = 0, ow = 0;
         cudnnGetPooling2dForwardOutputDim(pd, xd, &on, &oc, &oh, &ow);
         cudnnTensorDescriptor_t yd = t4(fmt, dt, on, oc, oh, ow);
@@ -249,9 +288,7 @@ static void lrn(cudnnDataType_t dt, unsigned lrnN, double la, double lb, double 
     int n = 2, c = 7, hh = 3, w = 4;
     size_t cnt = (size_t)n * c * hh * w;
     cudnnTensorDescriptor_t d = t4(CUDNN_TENSOR_NCHW, dt, n, c, hh, w);
-    cudnnLRNDescriptor_t ld;
-    cudnnCreateLRNDescriptor(&ld);
-    cudnnSetLRNDescriptor(ld, lrnN, la, lb, lk);
+    cudnnLRNDescriptor_t ld = lrn_desc(lrnN, la, lb, lk);
     void *x = dev_fill(cnt, dt, 61), *dy = dev_fill(cnt, dt, 62), *y = dev_alloc(cnt * esize(dt)),
          *dx = dev_alloc(cnt * esize(dt));
     char name[96];
@@ -291,16 +328,10 @@ static void batchnorm(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnBatchNor
     double eps = 1e-3;
     cudnnStatus_t st = cudnnBatchNormalizationForwardTraining(H, mode, &ONE, &ZERO, xd, x, xd, y, bd, scale, bias, 0.25,
                                                               rmean, rvar, eps, smean, sinv);
-    report(name, "train_y", st, y, cnt, dt);
-    report(name, "train_running_mean", st, rmean, np, pt);
-    report(name, "train_running_var", st, rvar, np, pt);
-    report(name, "train_saved_mean", st, smean, np, pt);
-    report(name, "train_saved_invvar", st, sinv, np, pt);
+    report_train(name, st, y, cnt, dt, rmean, rvar, smean, sinv, np, pt);
     st = cudnnBatchNormalizationBackward(H, mode, &ONE, &ZERO, &ONE, &ZERO, xd, x, xd, dy, xd, dx, bd, scale, dscale,
                                          dbias, eps, smean, sinv);
-    report(name, "bwd_dx", st, dx, cnt, dt);
-    report(name, "bwd_dscale", st, dscale, np, pt);
-    report(name, "bwd_dbias", st, dbias, np, pt);
+    report_norm_bwd(name, st, dx, 0, NULL, cnt, dt, dscale, dbias, np, pt);
     /* inference with the updated running statistics */
     st = cudnnBatchNormalizationForwardInference(H, mode, &ONE, &ZERO, xd, x, xd, y, bd, scale, bias, rmean, rvar, eps);
     report(name, "infer_y", st, y, cnt, dt);
@@ -495,11 +526,7 @@ static void batchnorm_ex(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnBatch
     cudnnGetTensorNdDescriptor(bd, 8, &pt, &nd, dims, str);
     size_t np = tensor_count(bd);
     int add = ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
-    cudnnActivationDescriptor_t ad = NULL;
-    if (ops != CUDNN_BATCHNORM_OPS_BN) {
-        cudnnCreateActivationDescriptor(&ad);
-        cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
-    }
+    cudnnActivationDescriptor_t ad = ops != CUDNN_BATCHNORM_OPS_BN ? relu_desc() : NULL;
     cudnnTensorDescriptor_t zd = add ? xd : NULL;
     void *x = dev_fill(cnt, dt, 171), *z = add ? dev_fill(cnt, dt, 172) : NULL, *dy = dev_fill(cnt, dt, 173);
     void *y = dev_zero(cnt * esize(dt)), *dx = dev_zero(cnt * esize(dt)), *dz = add ? dev_zero(cnt * esize(dt)) : NULL;
@@ -518,18 +545,11 @@ static void batchnorm_ex(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnBatch
     void *fw = dev_zero(fws), *bw = dev_zero(bws), *rs = dev_zero(rsz);
     st = cudnnBatchNormalizationForwardTrainingEx(H, mode, ops, &ONE, &ZERO, xd, x, zd, z, xd, y, bd, scale, bias, 0.25,
                                                   rmean, rvar, eps, smean, sinv, ad, fw, fws, rs, rsz);
-    report(name, "train_y", st, y, cnt, dt);
-    report(name, "train_running_mean", st, rmean, np, pt);
-    report(name, "train_running_var", st, rvar, np, pt);
-    report(name, "train_saved_mean", st, smean, np, pt);
-    report(name, "train_saved_invvar", st, sinv, np, pt);
+    report_train(name, st, y, cnt, dt, rmean, rvar, smean, sinv, np, pt);
     /* backward takes the forward output y (for the activation's mask) and the same reserve space */
     st = cudnnBatchNormalizationBackwardEx(H, mode, ops, &ONE, &ZERO, &ONE, &ZERO, xd, x, xd, y, xd, dy, zd, dz, xd, dx, bd,
                                            scale, bias, dscale, dbias, eps, smean, sinv, ad, bw, bws, rs, rsz);
-    report(name, "bwd_dx", st, dx, cnt, dt);
-    if (add) report(name, "bwd_dz", st, dz, cnt, dt);
-    report(name, "bwd_dscale", st, dscale, np, pt);
-    report(name, "bwd_dbias", st, dbias, np, pt);
+    report_norm_bwd(name, st, dx, add, dz, cnt, dt, dscale, dbias, np, pt);
     cudaFree(x); cudaFree(dy); cudaFree(y); cudaFree(dx);
     if (add) { cudaFree(z); cudaFree(dz); }
     cudaFree(scale); cudaFree(bias); cudaFree(rmean); cudaFree(rvar); cudaFree(smean); cudaFree(sinv);
@@ -559,11 +579,7 @@ static void normalization(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnNorm
     cudnnGetTensorNdDescriptor(mvd, 8, &mt, &nd, dims, str);
     size_t np = tensor_count(sbd), nm = tensor_count(mvd);
     int add = ops == CUDNN_NORM_OPS_NORM_ADD_ACTIVATION;
-    cudnnActivationDescriptor_t ad = NULL;
-    if (ops != CUDNN_NORM_OPS_NORM) {
-        cudnnCreateActivationDescriptor(&ad);
-        cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0);
-    }
+    cudnnActivationDescriptor_t ad = ops != CUDNN_NORM_OPS_NORM ? relu_desc() : NULL;
     cudnnTensorDescriptor_t zd = add ? xd : NULL;
     void *x = dev_fill(cnt, dt, 181), *z = add ? dev_fill(cnt, dt, 182) : NULL, *dy = dev_fill(cnt, dt, 183);
     void *y = dev_zero(cnt * esize(dt)), *dx = dev_zero(cnt * esize(dt)), *dz = add ? dev_zero(cnt * esize(dt)) : NULL;
@@ -582,17 +598,10 @@ static void normalization(cudnnDataType_t dt, cudnnTensorFormat_t fmt, cudnnNorm
     void *fw = dev_zero(fws), *bw = dev_zero(bws), *rs = dev_zero(rsz);
     st = cudnnNormalizationForwardTraining(H, mode, ops, algo, &ONE, &ZERO, xd, x, sbd, scale, bias, 0.25, mvd, rmean, rvar, eps,
                                            smean, sinv, ad, zd, z, xd, y, fw, fws, rs, rsz, 1);
-    report(name, "train_y", st, y, cnt, dt);
-    report(name, "train_running_mean", st, rmean, nm, mt);
-    report(name, "train_running_var", st, rvar, nm, mt);
-    report(name, "train_saved_mean", st, smean, nm, mt);
-    report(name, "train_saved_invvar", st, sinv, nm, mt);
+    report_train(name, st, y, cnt, dt, rmean, rvar, smean, sinv, nm, mt);
     st = cudnnNormalizationBackward(H, mode, ops, algo, &ONE, &ZERO, &ONE, &ZERO, xd, x, xd, y, xd, dy, zd, dz, xd, dx, sbd, scale,
                                     bias, dscale, dbias, eps, mvd, smean, sinv, ad, bw, bws, rs, rsz, 1);
-    report(name, "bwd_dx", st, dx, cnt, dt);
-    if (add) report(name, "bwd_dz", st, dz, cnt, dt);
-    report(name, "bwd_dscale", st, dscale, np, pt);
-    report(name, "bwd_dbias", st, dbias, np, pt);
+    report_norm_bwd(name, st, dx, add, dz, cnt, dt, dscale, dbias, np, pt);
     /* inference with the updated running statistics (z is used by NORM_ADD_ACTIVATION only) */
     void *yi = dev_zero(cnt * esize(dt));
     st = cudnnNormalizationForwardInference(H, mode, ops, algo, &ONE, &ZERO, xd, x, sbd, scale, bias, mvd, rmean, rvar, zd, z, ad,
@@ -616,9 +625,7 @@ static void divnorm(cudnnDataType_t dt, int with_means, unsigned lrnN, double la
     char name[96];
     snprintf(name, sizeof name, "%s_divnorm_%s_n%u_a%g_b%g_k%g", dtn(dt), with_means ? "means" : "nomeans", lrnN, la, lb, lk);
     cudnnTensorDescriptor_t d = t4(CUDNN_TENSOR_NCHW, dt, n, c, hh, w);
-    cudnnLRNDescriptor_t ld;
-    cudnnCreateLRNDescriptor(&ld);
-    cudnnSetLRNDescriptor(ld, lrnN, la, lb, lk);
+    cudnnLRNDescriptor_t ld = lrn_desc(lrnN, la, lb, lk);
     void *x = dev_fill(cnt, dt, 191), *means = with_means ? dev_fill_so(cnt, dt, 192, 0.5, 0) : NULL, *dy = dev_fill(cnt, dt, 193);
     void *t1 = dev_zero(bytes), *t2 = dev_zero(bytes), *y = dev_zero(bytes), *dx = dev_zero(bytes);
     void *dmeans = with_means ? dev_zero(bytes) : NULL;
@@ -724,21 +731,16 @@ static void transform_ex(const char *tag, cudnnDataType_t dt, cudnnTensorFormat_
 /* ---------------------------------------------------------------- 3-D pooling through the Nd descriptor */
 static void pooling3d(const char *tag, cudnnDataType_t dt, cudnnTensorFormat_t fmt, const int *win, const int *pad, const int *stride)
 {
-    static const struct { const char *name; cudnnPoolingMode_t m; } modes[] = {
-        {"max", CUDNN_POOLING_MAX},
-        {"avg_incl", CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING},
-        {"avg_excl", CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING},
-    };
     int xdims[5] = {2, 3, 5, 6, 5};
     size_t nx = 2 * 3 * 5 * 6 * 5;
     cudnnTensorDescriptor_t xd = tnd(fmt, dt, 5, xdims);
     void *x = dev_fill_distinct(nx, dt, dt == CUDNN_DATA_HALF ? 0.125 : 0.25);
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+    for (size_t i = 0; i < sizeof POOL_MODES / sizeof POOL_MODES[0]; i++) {
         char name[96];
-        snprintf(name, sizeof name, "%s_pool3d_%s_%s", dtn(dt), modes[i].name, tag);
+        snprintf(name, sizeof name, "%s_pool3d_%s_%s", dtn(dt), POOL_MODES[i].name, tag);
         cudnnPoolingDescriptor_t pd;
         cudnnCreatePoolingDescriptor(&pd);
-        cudnnStatus_t st = cudnnSetPoolingNdDescriptor(pd, modes[i].m, CUDNN_NOT_PROPAGATE_NAN, 3, win, pad, stride);
+        cudnnStatus_t st = cudnnSetPoolingNdDescriptor(pd, POOL_MODES[i].m, CUDNN_NOT_PROPAGATE_NAN, 3, win, pad, stride);
         int od[5] = {0, 0, 0, 0, 0};
         if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetPoolingNdForwardOutputDim(pd, xd, 5, od);
         float odf[5];
