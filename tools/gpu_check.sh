@@ -49,7 +49,8 @@ for step in $steps; do
       [ -x build-gpu/bench/adv_bench_$lib ] && FREEDNN_BACKEND=cuda timeout 200 build-gpu/bench/adv_bench_$lib 5 | tee "$out/adv-$lib.log"
     done ;;
   ops)
-    build-gpu/bench/ops_bandwidth | tee "$out/ops_bandwidth.log" ;;
+    build-gpu/bench/ops_bandwidth | tee "$out/ops_bandwidth.log"
+    [ -x build-gpu/bench/ops_bandwidth_nvidia ] && build-gpu/bench/ops_bandwidth_nvidia | tee "$out/ops_bandwidth_nvidia.log" ;;
   labs)   # kernel labs and micro-benchmarks under bench/ (each prints its own PASS/FAIL and times)
     for l in gemm_peak conv_overhead igemm_lab bwdf_lab dw_lab; do
       [ -x build-gpu/bench/$l ] || continue
