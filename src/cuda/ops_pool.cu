@@ -302,18 +302,157 @@ __device__ __forceinline__ void p2_window(const P2 &g, const T *X, unsigned xb, 
     for (int l = 0; l < VL; l++) p2_finish(g, cnt, wh * ww, acc[l], best[l]);
 }
 
+/* Window selection without positions, for the kernels that are instruction-bound with p2_take
+ * (ncu on the H200: the 3x3/2 pooling kernels ran at 84% of the SM's issue rate and 31% of
+ * DRAM). PMODE (pool_mode): 0 average (sum in scan order, as p2_take), 1 max skipping NaN
+ * (fmax folded from NaN: a NaN is dropped, an all-NaN window stays NaN), 2 max propagating NaN
+ * (max.NaN folded from -inf), 3 / 4 the argmax tap of max skipping / propagating NaN (the first
+ * maximum in scan order; with propagation the first NaN, for good). Values equal p2_take +
+ * p2_finish; a propagated NaN comes out as the canonical NaN. */
+__device__ __forceinline__ float pf_maxnan(float a, float b)
+{
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ __forceinline__ double pf_maxnan(double a, double b) { return a != a ? a : b != b ? b : fmax(a, b); }
+template <int PM, typename F> __device__ __forceinline__ F pf_init() { return PM == 0 ? F(0) : PM == 1 || PM == 3 ? F(NAN) : F(-INFINITY); }
+template <int PM, typename F> __device__ __forceinline__ void pf_take(F &acc, int &best, F v, int tap)
+{
+    if (PM == 0) acc += v;
+    else if (PM == 1) acc = fmax(acc, v);
+    else if (PM == 2) acc = pf_maxnan(acc, v);
+    else if (PM == 3) {
+        if (v == v && !(v <= acc)) acc = v, best = tap; /* acc NaN until the first number */
+    } else if (acc == acc && (best < 0 || !(v <= acc))) {
+        acc = v, best = tap; /* a NaN v is taken and stops the scan */
+    }
+}
+template <int PM, typename F> __device__ __forceinline__ F pf_finish(const P2 &g, F acc, unsigned cnt, int wsize)
+{
+    if (PM == 0) {
+        const F d = g.incl ? F(wsize) : F(cnt);
+        return d > F(0) ? acc / d : F(0);
+    }
+    return cnt ? acc : F(0);
+}
+static inline int pool_mode(const P2 &g, bool map) { return !g.is_max ? 0 : (g.prop ? 2 : 1) + (map ? 2 : 0); }
+
+/* NHWC (VL > 1) 3x3 windows with stride 2, any padding: one thread per (n, oh, ow, channel
+ * vector), its 9 input vectors loaded before the selection, which folds with pf_take (PM < 3:
+ * into y with alpha / beta; PM 3 / 4: the selected tap a*3 + b, -1 for none, into map in dy's
+ * memory order, as pool2d_argmax_map writes it). items = N * OH * OW * (C / VL). */
+template <int VL> struct MapSt;
+template <> struct MapSt<2> {
+    static __device__ __forceinline__ void st(signed char *p, const int *t) { *reinterpret_cast<char2 *>(p) = make_char2((char)t[0], (char)t[1]); }
+};
+template <> struct MapSt<4> {
+    static __device__ __forceinline__ void st(signed char *p, const int *t)
+    {
+        *reinterpret_cast<char4 *>(p) = make_char4((char)t[0], (char)t[1], (char)t[2], (char)t[3]);
+    }
+};
+template <> struct MapSt<8> {
+    static __device__ __forceinline__ void st(signed char *p, const int *t)
+    {
+        MapSt<4>::st(p, t);
+        MapSt<4>::st(p + 4, t + 4);
+    }
+};
+template <typename T, int VL, int PM>
+__global__ void __launch_bounds__(256) pool2d_k3s2_nhwc(P2 g, const T *X, T *Y, signed char *map, typename fdnn_ewd::Acc<T>::type alpha,
+                                                        typename fdnn_ewd::Acc<T>::type beta, unsigned items)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
+        const unsigned c = fmod_(g.fCV, k) * VL;
+        unsigned r = fdiv(g.fCV, k);
+        const unsigned ow = fmod_(g.fOW, r);
+        r = fdiv(g.fOW, r);
+        const unsigned oh = fmod_(g.fOH, r), n = fdiv(g.fOH, r);
+        const int h0 = 2 * (int)oh - g.ph, w0 = 2 * (int)ow - g.pw;
+        const T *xb = X + (size_t)n * g.H * g.W * g.C + c;
+        F v[3][3][VL];
+        bool ok[3][3];
+#pragma unroll
+        for (int a = 0; a < 3; a++)
+#pragma unroll
+            for (int b = 0; b < 3; b++) {
+                const int ih = h0 + a, iw = w0 + b;
+                ok[a][b] = ih >= 0 && ih < (int)g.H && iw >= 0 && iw < (int)g.W;
+                if (ok[a][b]) VLd<T, VL>::ld(xb + ((size_t)ih * g.W + (unsigned)iw) * g.C, v[a][b]);
+            }
+        F acc[VL];
+        int best[VL];
+#pragma unroll
+        for (int l = 0; l < VL; l++) acc[l] = pf_init<PM, F>(), best[l] = -1;
+        unsigned cnt = 0;
+#pragma unroll
+        for (int a = 0; a < 3; a++)
+#pragma unroll
+            for (int b = 0; b < 3; b++) {
+                if (!ok[a][b]) continue;
+                cnt++;
+#pragma unroll
+                for (int l = 0; l < VL; l++) pf_take<PM>(acc[l], best[l], v[a][b][l], a * 3 + b);
+            }
+        const size_t o = (size_t)k * VL; /* y (dy) is NHWC: k is its vector index */
+        if (PM >= 3) {
+            MapSt<VL>::st(map + o, best);
+        } else {
+#pragma unroll
+            for (int l = 0; l < VL; l++) acc[l] = pf_finish<PM>(g, acc[l], cnt, 9);
+            VLd<T, VL>::st(Y + o, acc, alpha, beta);
+        }
+    }
+}
+
+/* FREEDNN_CUDA_POOL_NHWC=0 (read once per process): the general kernels instead of
+ * pool2d_k3s2_nhwc, for timing. */
+bool pool_nhwc_k3s2_on()
+{
+    static const bool on = fdnn_env_int("FREEDNN_CUDA_POOL_NHWC", 1) != 0;
+    return on;
+}
+
+/* Launches pool2d_k3s2_nhwc (forward into y, or the argmax map when map != NULL) when it
+ * applies: VL > 1 (every tensor NHWC), 3x3 window, stride 2. */
+template <typename T, int VL>
+bool pool_k3s2_nhwc_go(cudnnHandle_t h, const P2 &g, const T *X, T *Y, signed char *map, typename fdnn_ewd::Acc<T>::type alpha,
+                       typename fdnn_ewd::Acc<T>::type beta)
+{
+    if constexpr (VL == 1) return false; /* (no VL = 1 instances of the kernel) */
+    else {
+        if (g.wh != 3 || g.ww != 3 || g.sh != 2 || g.sw != 2 || !pool_nhwc_k3s2_on()) return false;
+        const unsigned items = g.total / VL;
+        if (items == 0) return false;
+        const unsigned grid = fdnn_ewd::dense_grid(h, items);
+        cudaStream_t s = (cudaStream_t)h->stream;
+        switch (pool_mode(g, map != NULL)) {
+        case 0: pool2d_k3s2_nhwc<T, VL, 0><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
+        case 1: pool2d_k3s2_nhwc<T, VL, 1><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
+        case 2: pool2d_k3s2_nhwc<T, VL, 2><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
+        case 3: pool2d_k3s2_nhwc<T, VL, 3><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
+        default: pool2d_k3s2_nhwc<T, VL, 4><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
+        }
+        return true;
+    }
+}
+
 /* Forward of the common 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (then
  * OW = W / 2, and input columns 2ow, 2ow+1 of every window row are one aligned pair). One thread
  * per output, consecutive outputs on consecutive lanes: each thread loads its 3 pairs (coalesced,
  * 3 loads instead of 9) and takes column 2ow-1 from the pair of the lane to its left (same row,
  * ow-1) by a shuffle, loading it only on lane 0. Same scan order, p2_take / p2_finish rules and
  * results as p2_window. Lanes past the end stay in the loop so that every shuffle sees a full
- * warp. */
+ * warp. The selection folds with pf_take (PM: pool_mode); PM 3 / 4 write the selected tap
+ * (a*3 + b, -1 for none) to map[k] instead of y (the max backward's argmax map, as
+ * pool2d_argmax_map writes it). */
 template <typename T> struct alignas(2 * sizeof(T)) PoolPair {
     T a, b;
 };
-template <typename T>
-__global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
+template <typename T, int PM>
+__global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, T *Y, signed char *map, typename fdnn_ewd::Acc<T>::type alpha,
                                                               typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
@@ -345,22 +484,25 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, 
             if (lane == 0 && rok[a] && ow > 0) cl[a] = fdnn_ewd::to_a(xp[(unsigned)ih * g.W + 2u * ow - 1u]);
         }
         if (!act) continue;
-        F acc = g.is_max ? F(-INFINITY) : F(0);
-        int best = -1, nanf = 0;
+        F acc = pf_init<PM, F>();
+        int best = -1;
         unsigned cnt = 0;
 #pragma unroll
         for (int a = 0; a < 3; a++) {
             if (!rok[a]) continue;
-            const int rowpos = (2 * (int)oh - 1 + a) * (int)g.W + 2 * (int)ow;
             if (ow > 0) {
-                p2_take(g, cl[a], rowpos - 1, acc, best, nanf);
+                pf_take<PM>(acc, best, cl[a], 3 * a);
                 cnt++;
             }
-            p2_take(g, c0[a], rowpos, acc, best, nanf);
-            p2_take(g, c1[a], rowpos + 1, acc, best, nanf);
+            pf_take<PM>(acc, best, c0[a], 3 * a + 1);
+            pf_take<PM>(acc, best, c1[a], 3 * a + 2);
             cnt += 2;
         }
-        p2_finish(g, cnt, 9, acc, best);
+        if (PM >= 3) {
+            map[k] = (signed char)best;
+            continue;
+        }
+        acc = pf_finish<PM>(g, acc, cnt, 9);
         VLd<T, 1>::st(Y + k, &acc, alpha, beta);
     }
 }
@@ -576,7 +718,7 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_map(P2 g, const signed char
 template <typename T> struct alignas(4 * sizeof(T)) PoolQuad {
     T a, b, c, d;
 };
-template <typename T>
+template <typename T, int PM>
 __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
                                                                  typename fdnn_ewd::Acc<T>::type beta, fdnn_ewd::FDiv fU)
 {
@@ -611,22 +753,21 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
         F acc[2];
 #pragma unroll
         for (int o = 0; o < 2; o++) { /* output column 2u + o: input columns 4u + 2o - 1 .. 4u + 2o + 1 */
-            acc[o] = g.is_max ? F(-INFINITY) : F(0);
-            int best = -1, nanf = 0;
+            acc[o] = pf_init<PM, F>();
+            int best = -1;
             unsigned cnt = 0;
 #pragma unroll
             for (int a = 0; a < 3; a++) {
                 if (!rok[a]) continue;
-                const int rowpos = (2 * (int)oh - 1 + a) * (int)g.W + 4 * (int)u;
                 if (o == 1 || u > 0) {
-                    p2_take(g, o ? c[a][1] : cl[a], rowpos + 2 * o - 1, acc[o], best, nanf);
+                    pf_take<PM>(acc[o], best, o ? c[a][1] : cl[a], 3 * a);
                     cnt++;
                 }
-                p2_take(g, c[a][2 * o], rowpos + 2 * o, acc[o], best, nanf);
-                p2_take(g, c[a][2 * o + 1], rowpos + 2 * o + 1, acc[o], best, nanf);
+                pf_take<PM>(acc[o], best, c[a][2 * o], 3 * a + 1);
+                pf_take<PM>(acc[o], best, c[a][2 * o + 1], 3 * a + 2);
                 cnt += 2;
             }
-            p2_finish(g, cnt, 9, acc[o], best);
+            acc[o] = pf_finish<PM>(g, acc[o], cnt, 9);
         }
         T *yo = Y + (size_t)k * 2;
         PoolPair<T> v;
@@ -1024,7 +1165,12 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
         const unsigned nb = N - n0 < per ? N - n0 : per;
         P2 gy = g, gx = g;
         gy.total = nb * yi, gx.total = nb * xi;
-        pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
+        if (pool_k3s2p1_nchw<T, VL>(g, X, DX)) { /* paired loads + a shuffle, as the forward */
+            const unsigned gg = fdnn_ewd::dense_grid(h, gy.total);
+            if (g.prop) pool2d_fwd_k3s2p1_nchw<T, 4><<<gg, 256, 0, s>>>(gy, X + (size_t)n0 * xi, NULL, map, alpha, beta);
+            else pool2d_fwd_k3s2p1_nchw<T, 3><<<gg, 256, 0, s>>>(gy, X + (size_t)n0 * xi, NULL, map, alpha, beta);
+        } else if (!pool_k3s2_nhwc_go<T, VL>(h, gy, X + (size_t)n0 * xi, NULL, map, alpha, beta))
+            pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
         if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
         if (pool_k3s2p1_nchw<T, VL>(g, X, DX)) {
             pool2d_bwd_k3s2p1_nchw<T, true><<<fdnn_ewd::dense_grid(h, gx.total / 2), 256, 0, s>>>(
@@ -1067,13 +1213,27 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
          * FREEDNN_CUDA_POOL_X1=1 (for timing the one-output form) */
         if (g.W % 4 == 0 && (uintptr_t)X % (4 * sizeof(T)) == 0 && (uintptr_t)O % (2 * sizeof(T)) == 0 &&
             fdnn_env_int("FREEDNN_CUDA_POOL_X1", 0) != 1) {
-            pool2d_fwd_k3s2p1_nchw_x2<T><<<fdnn_ewd::dense_grid(h, g.total / 2), 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta,
-                                                                                          fdnn_ewd::mk_fdiv(g.OW / 2));
+            const unsigned g2 = fdnn_ewd::dense_grid(h, g.total / 2);
+            const fdnn_ewd::FDiv fU = fdnn_ewd::mk_fdiv(g.OW / 2);
+            const T *x = (const T *)X;
+            T *y = (T *)O;
+            switch (pool_mode(g, false)) {
+            case 0: pool2d_fwd_k3s2p1_nchw_x2<T, 0><<<g2, 256, 0, s>>>(g, x, y, (F)alpha, (F)beta, fU); break;
+            case 1: pool2d_fwd_k3s2p1_nchw_x2<T, 1><<<g2, 256, 0, s>>>(g, x, y, (F)alpha, (F)beta, fU); break;
+            default: pool2d_fwd_k3s2p1_nchw_x2<T, 2><<<g2, 256, 0, s>>>(g, x, y, (F)alpha, (F)beta, fU); break;
+            }
             return;
         }
-        pool2d_fwd_k3s2p1_nchw<T><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        const T *x = (const T *)X;
+        T *y = (T *)O;
+        switch (pool_mode(g, false)) {
+        case 0: pool2d_fwd_k3s2p1_nchw<T, 0><<<grid, 256, 0, s>>>(g, x, y, NULL, (F)alpha, (F)beta); break;
+        case 1: pool2d_fwd_k3s2p1_nchw<T, 1><<<grid, 256, 0, s>>>(g, x, y, NULL, (F)alpha, (F)beta); break;
+        default: pool2d_fwd_k3s2p1_nchw<T, 2><<<grid, 256, 0, s>>>(g, x, y, NULL, (F)alpha, (F)beta); break;
+        }
         return;
     }
+    if (fwd && pool_k3s2_nhwc_go<T, VL>(h, g, (const T *)X, (T *)O, NULL, (F)alpha, (F)beta)) return;
     if (fwd) {
         if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
         else if (k == 3) pool2d_fwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);

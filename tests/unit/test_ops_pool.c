@@ -253,7 +253,8 @@ static void chunk_case(cudnnHandle_t h)
 
 /* Every tensor packed NHWC with C a multiple of 8 (the GPU's channel-vector path) or C odd,
  * windows 2x2, 3x3 (compile-time paths) and 3x2; small-integer x so windows have ties (the first
- * maximum in row-major window order must win, forward and backward); one NaN with PROPAGATE_NAN. */
+ * maximum in row-major window order must win, forward and backward); one NaN in x for the max
+ * forward (propagated with PROPAGATE_NAN, skipped without). */
 static int g_lay = OL_NHWC; /* nhwc_case's layout (OL_NCHW: the GPU's packed NCHW paths) */
 static int g_big; /* nhwc_case: planes of >= 512 pixels (the GPU's NCHW plane-in-shared-memory kernels), pad = it % 2 in both
                    * dims and beta = 0.5 when it & 2 (it = 1: 3x3 stride 2 pad 1 beta 0; it = 7: the same with beta 0.5) */
@@ -290,7 +291,7 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     double *x = dalloc(X.n), *y0 = dalloc(Y.n), *got = dalloc(Y.n), *want = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n),
            *gdx = dalloc(X.n), *wdx = dalloc(X.n);
     fill_nz(x, X.n, -2, 2); /* many ties */
-    if (is_max && prop) x[X.n / 2] = NAN;
+    if (is_max) x[X.n / 2] = NAN; /* propagated, or skipped without PROPAGATE_NAN */
     prior_fill(y0, Y.n, beta);
     tt_fill(h, &X, x, 0);
     tt_fill(h, &Y, y0, 3);
@@ -303,7 +304,7 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     snprintf(what, sizeof what, "PoolingForward layout %d mode=%d %s C=%d win=%dx%d pad=%d,%d str=%d,%d nan=%d", g_lay, mode, th_dtype_name(dt), C,
              win[0], win[1], pad[0], pad[1], str[0], str[1], prop);
     th_compare(what, got, want, (size_t)Y.n, th_tolerance("pool", dt));
-    if (is_max && prop) x[X.n / 2] = 1;
+    if (is_max) x[X.n / 2] = 1;
     tt_fill(h, &X, x, 0);
     ref_pool_fwd(mode, 0, 2, planes, in, out, win, pad, str, x, want);
     tt_fill(h, &Y, want, 3);
@@ -350,8 +351,11 @@ int main(void)
     for (int t = 0; t < 4; t++)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 4; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+    g_lay = OL_NHWC; /* the same 3x3 / stride 2 shapes channels-last: the GPU's pool2d_k3s2_nhwc */
+    for (int t = 0; t < 4; t++)
+        for (int m = 0; m < 4; m++)
+            for (int it = 0; it < 4; it++) nhwc_case(h, float_types[t], pmodes[m], it);
     g_k3 = 0;
-    g_lay = OL_NHWC;
     desc_and_errors(h);
     big_case(h);
     chunk_case(h);
