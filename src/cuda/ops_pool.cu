@@ -507,11 +507,14 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, 
     }
 }
 
-template <typename T, int VL, int KH, int KW>
+/* Forward, any window: one thread per output (vector) in y's memory order, the window folded
+ * with pf_take (PM = pool_mode, 0..2) in row-major scan order. */
+template <typename T, int VL, int KH, int KW, int PM>
 __global__ void __launch_bounds__(256) pool2d_fwd_fast(P2 g, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
                                                        typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
     const unsigned nv = g.total / VL;
     const unsigned rs = g.xnhwc ? g.W * g.C : g.W, cs = g.xnhwc ? g.C : 1;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < nv; k += gridDim.x * blockDim.x) {
@@ -520,8 +523,38 @@ __global__ void __launch_bounds__(256) pool2d_fwd_fast(P2 g, const T *X, T *Y, t
         const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
         F acc[VL];
         int best[VL];
-        p2_window<T, VL, KH, KW>(g, X, xb, rs, cs, (int)oh, (int)ow, acc, best);
+#pragma unroll
+        for (int l = 0; l < VL; l++) acc[l] = pf_init<PM, F>(), best[l] = -1;
+        unsigned cnt = 0;
+        const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
+        for (int a = 0; a < wh; a++) { /* constant trip counts when KH, KW > 0: unrolled */
+            const int ih = h0 + a;
+            if (ih < 0 || ih >= (int)g.H) continue;
+            for (int b = 0; b < ww; b++) {
+                const int iw = w0 + b;
+                if (iw < 0 || iw >= (int)g.W) continue;
+                F v[VL];
+                VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, v);
+                cnt++;
+#pragma unroll
+                for (int l = 0; l < VL; l++) pf_take<PM>(acc[l], best[l], v[l], 0);
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < VL; l++) acc[l] = pf_finish<PM>(g, acc[l], cnt, wh * ww);
         VLd<T, VL>::st(Y + (size_t)k * VL, acc, alpha, beta);
+    }
+}
+
+/* Launches pool2d_fwd_fast for the window size (2x2 and 3x3 unrolled) and pool_mode. */
+template <typename T, int VL, int KH, int KW>
+void pool_fwd_fast_go(const P2 &g, unsigned grid, cudaStream_t s, const T *X, T *Y, typename fdnn_ewd::Acc<T>::type alpha,
+                      typename fdnn_ewd::Acc<T>::type beta)
+{
+    switch (pool_mode(g, false)) {
+    case 0: pool2d_fwd_fast<T, VL, KH, KW, 0><<<grid, 256, 0, s>>>(g, X, Y, alpha, beta); break;
+    case 1: pool2d_fwd_fast<T, VL, KH, KW, 1><<<grid, 256, 0, s>>>(g, X, Y, alpha, beta); break;
+    default: pool2d_fwd_fast<T, VL, KH, KW, 2><<<grid, 256, 0, s>>>(g, X, Y, alpha, beta); break;
     }
 }
 
@@ -1235,9 +1268,9 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     }
     if (fwd && pool_k3s2_nhwc_go<T, VL>(h, g, (const T *)X, (T *)O, NULL, (F)alpha, (F)beta)) return;
     if (fwd) {
-        if (k == 2) pool2d_fwd_fast<T, VL, 2, 2><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
-        else if (k == 3) pool2d_fwd_fast<T, VL, 3, 3><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
-        else pool2d_fwd_fast<T, VL, 0, 0><<<grid, 256, 0, s>>>(g, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        if (k == 2) pool_fwd_fast_go<T, VL, 2, 2>(g, grid, s, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        else if (k == 3) pool_fwd_fast_go<T, VL, 3, 3>(g, grid, s, (const T *)X, (T *)O, (F)alpha, (F)beta);
+        else pool_fwd_fast_go<T, VL, 0, 0>(g, grid, s, (const T *)X, (T *)O, (F)alpha, (F)beta);
         return;
     }
     if (g.is_max) {
