@@ -415,6 +415,14 @@ bool pool_nhwc_k3s2_on()
     return on;
 }
 
+/* FREEDNN_CUDA_POOL_X1=1 (read once per process): the one-output NCHW 3x3/2 forward instead of
+ * two outputs per thread, for timing. */
+bool pool_x1_only()
+{
+    static const bool on = fdnn_env_int("FREEDNN_CUDA_POOL_X1", 0) == 1;
+    return on;
+}
+
 /* Launches pool2d_k3s2_nhwc (forward into y, or the argmax map when map != NULL) when it
  * applies: VL > 1 (every tensor NHWC), 3x3 window, stride 2. */
 template <typename T, int VL>
@@ -1245,7 +1253,7 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
         /* W % 4 == 0 (and x, y aligned for quads / pairs): two outputs per thread, unless
          * FREEDNN_CUDA_POOL_X1=1 (for timing the one-output form) */
         if (g.W % 4 == 0 && (uintptr_t)X % (4 * sizeof(T)) == 0 && (uintptr_t)O % (2 * sizeof(T)) == 0 &&
-            fdnn_env_int("FREEDNN_CUDA_POOL_X1", 0) != 1) {
+            !pool_x1_only()) {
             const unsigned g2 = fdnn_ewd::dense_grid(h, g.total / 2);
             const fdnn_ewd::FDiv fU = fdnn_ewd::mk_fdiv(g.OW / 2);
             const T *x = (const T *)X;
