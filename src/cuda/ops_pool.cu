@@ -821,98 +821,95 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
     }
 }
 
-/* Backward of the 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (OW = W / 2):
- * one thread per dx pair (ih, 2j), (ih, 2j+1). Pixel 2j is covered by output column j only,
- * pixel 2j+1 by columns j and j+1; row ih by output row ih/2 (even ih) or rows (ih-1)/2 and
- * (ih+1)/2 (odd). Each thread loads the terms of output column j for its (at most two) rows and
- * takes those of column j+1 from the next lane (same row, pair j+1) by a shuffle, loading them
- * only on lane 31. Terms: average dy / divisor (the divisor of pool2d_avgbwd_w4); max dy where the
- * argmax map (pool2d_argmax_map: tap a*3+b of the window) names this pixel. Each pixel sums its
- * terms in ascending (oh, ow) order, as pool2d_avgbwd_w4 / pool2d_maxbwd_map do, so the results
- * are theirs. Lanes past the end stay in the loop so that every shuffle sees a full warp. */
+/* Backward of the 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (OW = W / 2,
+ * OH = ceil(H / 2)): one thread per output cell (oh, ow), i.e. per dx quad rows 2oh, 2oh+1 x
+ * columns 2ow, 2ow+1 (the cells tile dx). The quad's terms come from outputs (oh, ow), (oh, ow+1),
+ * (oh+1, ow), (oh+1, ow+1): the thread loads column ow of rows oh and oh+1 and takes column ow+1
+ * from the next lane (lane 31 loads it), so each dy term and map byte is loaded once. Pixel
+ * (2oh, 2ow) gets tap 4 of (oh, ow); (2oh, 2ow+1) taps 5, 3 of (oh, ow), (oh, ow+1);
+ * (2oh+1, 2ow) taps 7, 1 of (oh, ow), (oh+1, ow); (2oh+1, 2ow+1) taps 8, 6, 2, 0 of the four.
+ * Terms: average dy / divisor (the divisor of pool2d_avgbwd_w4); max dy where the argmax map (tap
+ * a*3 + b of the window) names this pixel. Each pixel sums its terms in ascending (oh, ow) order,
+ * as pool2d_avgbwd_w4 / pool2d_maxbwd_map do. Lanes past the end stay in the loop so that every
+ * shuffle sees a full warp. items = planes * OH * OW. (A thread per dx pair, loading each term
+ * twice, measured 48% (max) and 38% (average) of the copy bandwidth on the H200; this form 67%
+ * and 63%.) */
 template <typename T, bool MAXM>
-__global__ void __launch_bounds__(256) pool2d_bwd_k3s2p1_nchw(P2 g, const signed char *map, const T *DY, T *DX,
-                                                              typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta,
-                                                              fdnn_ewd::FDiv fOW)
+__device__ __forceinline__ typename fdnn_ewd::Acc<T>::type p2_cell_term(const P2 &g, const T *dyp, const signed char *mp, int oh, int ow,
+                                                                        int &tap)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
-    const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x, pairs = g.total / 2; /* g.total: dx elements */
-    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < pairs; base += stride) {
+    const unsigned yo = (unsigned)oh * g.OW + (unsigned)ow;
+    F q = fdnn_ewd::to_a(dyp[yo]);
+    if (MAXM) {
+        tap = mp[yo];
+        return q;
+    }
+    F div;
+    if (g.incl) div = F(9);
+    else {
+        const int hs = 2 * oh - 1, ws = 2 * ow - 1;
+        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
+        const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
+        div = F((h1 - h0) * (w1 - w0));
+    }
+    return div > F(0) ? q / div : F(0);
+}
+template <typename T, bool MAXM>
+__global__ void __launch_bounds__(256) pool2d_bwd_k3s2p1_nchw_cell(P2 g, const signed char *map, const T *DY, T *DX, unsigned items,
+                                                                   typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x;
+    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < items; base += stride) {
         const unsigned k = base + lane;
-        const bool act = k < pairs;
-        unsigned j = 0, ih = 0, plane = 0;
+        const bool act = k < items;
+        unsigned ow = 0, oh = 0, plane = 0;
         if (act) {
-            j = fmod_(fOW, k); /* pairs per row = OW */
-            const unsigned r = fdiv(fOW, k);
-            ih = fmod_(g.fH, r);
-            plane = fdiv(g.fH, r);
+            ow = fmod_(g.fOW, k);
+            const unsigned r = fdiv(g.fOW, k);
+            oh = fmod_(g.fOH, r);
+            plane = fdiv(g.fOH, r);
         }
         const T *dyp = DY + (size_t)plane * g.OH * g.OW;
         const signed char *mp = MAXM ? map + (size_t)plane * g.OH * g.OW : NULL;
-        F acc0 = F(0), acc1 = F(0);
-#pragma unroll
-        for (int rr = 0; rr < 2; rr++) {
-            /* covering output row: ih/2 (even ih: one row), (ih-1)/2 + rr (odd ih) */
-            const int oh = (ih & 1u) ? (int)(ih >> 1) + rr : (rr == 0 ? (int)(ih >> 1) : -1);
-            const bool rok = act && oh >= 0 && oh < (int)g.OH;
-            const int a = (int)ih - (2 * oh - 1); /* window row of this pixel row */
-            F q0 = F(0);
-            int t0 = -1;
-            if (rok) {
-                const unsigned yo = (unsigned)oh * g.OW + j;
-                q0 = fdnn_ewd::to_a(dyp[yo]);
-                if (MAXM) t0 = mp[yo];
-                else {
-                    F div;
-                    if (g.incl) div = F(9);
-                    else {
-                        const int hs = 2 * oh - 1, ws = 2 * (int)j - 1;
-                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
-                        const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
-                        div = F((h1 - h0) * (w1 - w0));
-                    }
-                    q0 = div > F(0) ? q0 / div : F(0);
-                }
-            }
-            F q1 = __shfl_down_sync(0xffffffffu, q0, 1);
-            int t1 = __shfl_down_sync(0xffffffffu, t0, 1);
-            const bool has1 = rok && j + 1 < g.OW; /* output column j+1 exists (same row: pairs per row = OW) */
-            if (has1 && lane == 31) {
-                const unsigned yo = (unsigned)oh * g.OW + j + 1;
-                q1 = fdnn_ewd::to_a(dyp[yo]);
-                if (MAXM) t1 = mp[yo];
-                else {
-                    F div;
-                    if (g.incl) div = F(9);
-                    else {
-                        const int hs = 2 * oh - 1, ws = 2 * (int)j + 1;
-                        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
-                        const int w0 = ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
-                        div = F((h1 - h0) * (w1 - w0));
-                    }
-                    q1 = div > F(0) ? q1 / div : F(0);
-                }
-            }
-            if (!rok) continue;
-            if (MAXM) {
-                if (t0 == a * 3 + 1) acc0 += q0;                /* pixel 2j: column 1 of window j */
-                if (t0 == a * 3 + 2) acc1 += q0;                /* pixel 2j+1: column 2 of window j */
-                if (has1 && t1 == a * 3 + 0) acc1 += q1;        /* ... and column 0 of window j+1 */
-            } else {
-                acc0 += q0;
-                acc1 += q0;
-                if (has1) acc1 += q1;
-            }
+        const bool down = act && oh + 1 < g.OH, right = act && ow + 1 < g.OW;
+        int t00 = -1, t10 = -1, t01 = -1, t11 = -1;
+        F q00 = F(0), q10 = F(0);
+        if (act) q00 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh, (int)ow, t00);
+        if (down) q10 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh + 1, (int)ow, t10);
+        F q01 = __shfl_down_sync(0xffffffffu, q00, 1), q11 = __shfl_down_sync(0xffffffffu, q10, 1);
+        t01 = __shfl_down_sync(0xffffffffu, t00, 1), t11 = __shfl_down_sync(0xffffffffu, t10, 1);
+        if (lane == 31 && right) {
+            q01 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh, (int)ow + 1, t01);
+            if (down) q11 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh + 1, (int)ow + 1, t11);
         }
         if (!act) continue;
-        T *o = DX + (size_t)plane * g.H * g.W + (size_t)ih * g.W + 2u * j;
-        PoolPair<T> v;
-        if (beta != F(0)) v = *reinterpret_cast<const PoolPair<T> *>(o);
-        F r0 = alpha * acc0, r1 = alpha * acc1;
-        if (beta != F(0)) r0 += beta * fdnn_ewd::to_a(v.a), r1 += beta * fdnn_ewd::to_a(v.b);
-        v.a = fdnn_ewd::from_a<T>(r0);
-        v.b = fdnn_ewd::from_a<T>(r1);
-        *reinterpret_cast<PoolPair<T> *>(o) = v;
+        /* a term counts when it exists and (max) its window selected this pixel */
+        const bool r = right, d = down, rd = right && down;
+        F a00 = F(0), a01 = F(0), a10 = F(0), a11 = F(0);
+        if (!MAXM || t00 == 4) a00 += q00;
+        if (!MAXM || t00 == 5) a01 += q00;
+        if (r && (!MAXM || t01 == 3)) a01 += q01;
+        if (!MAXM || t00 == 7) a10 += q00;
+        if (d && (!MAXM || t10 == 1)) a10 += q10;
+        if (!MAXM || t00 == 8) a11 += q00;
+        if (r && (!MAXM || t01 == 6)) a11 += q01;
+        if (d && (!MAXM || t10 == 2)) a11 += q10;
+        if (rd && (!MAXM || t11 == 0)) a11 += q11;
+#pragma unroll
+        for (int rr = 0; rr < 2; rr++) {
+            const unsigned ih = 2 * oh + rr;
+            if (ih >= g.H) break;
+            T *o = DX + (size_t)plane * g.H * g.W + (size_t)ih * g.W + 2u * ow;
+            PoolPair<T> v;
+            if (beta != F(0)) v = *reinterpret_cast<const PoolPair<T> *>(o);
+            F r0 = alpha * (rr ? a10 : a00), r1 = alpha * (rr ? a11 : a01);
+            if (beta != F(0)) r0 += beta * fdnn_ewd::to_a(v.a), r1 += beta * fdnn_ewd::to_a(v.b);
+            v.a = fdnn_ewd::from_a<T>(r0);
+            v.b = fdnn_ewd::from_a<T>(r1);
+            *reinterpret_cast<PoolPair<T> *>(o) = v;
+        }
     }
 }
 
@@ -1187,12 +1184,13 @@ bool pool_bwd_quad(cudnnHandle_t h, const P2 &g, const signed char *map, const T
     return true;
 }
 
-/* The NCHW 3x3 / stride 2 / padding 1 geometry of the paired kernels (even W, OW = W / 2, packed
+/* The NCHW 3x3 / stride 2 / padding 1 geometry of the paired kernels (even W, OW = W / 2, OH = ceil(H / 2), packed
  * NCHW everywhere, pointers aligned to element pairs). */
 template <typename T, int VL>
 bool pool_k3s2p1_nchw(const P2 &g, const void *a, const void *b)
 {
     return VL == 1 && g.wh == 3 && g.ww == 3 && g.sh == 2 && g.sw == 2 && g.ph == 1 && g.pw == 1 && g.W % 2 == 0 && g.OW == g.W / 2 &&
+           g.OH == (g.H + 1) / 2 &&
            !g.xnhwc && !g.ynhwc && !g.onhwc && (uintptr_t)a % (2 * sizeof(T)) == 0 && (uintptr_t)b % (2 * sizeof(T)) == 0;
 }
 
@@ -1214,8 +1212,8 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
             pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
         if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
         if (pool_k3s2p1_nchw<T, VL>(g, X, DX)) {
-            pool2d_bwd_k3s2p1_nchw<T, true><<<fdnn_ewd::dense_grid(h, gx.total / 2), 256, 0, s>>>(
-                gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta, fdnn_ewd::mk_fdiv(g.OW));
+            pool2d_bwd_k3s2p1_nchw_cell<T, true><<<fdnn_ewd::dense_grid(h, gy.total), 256, 0, s>>>(
+                gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, gy.total, alpha, beta);
             continue;
         }
         pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
@@ -1304,8 +1302,9 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     }
     if (!g.is_max && pool_bwd_quad<T, VL, false>(h, g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta)) return;
     if (!fwd && !g.is_max && pool_k3s2p1_nchw<T, VL>(g, O, O)) {
-        pool2d_bwd_k3s2p1_nchw<T, false><<<fdnn_ewd::dense_grid(h, g.total / 2), 256, 0, s>>>(g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta,
-                                                                                             fdnn_ewd::mk_fdiv(g.OW));
+        const unsigned cells = g.total / (g.H * g.W) * g.OH * g.OW;
+        pool2d_bwd_k3s2p1_nchw_cell<T, false><<<fdnn_ewd::dense_grid(h, cells), 256, 0, s>>>(g, NULL, (const T *)DY, (T *)O, cells,
+                                                                                           (F)alpha, (F)beta);
         return;
     }
     if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {
