@@ -923,6 +923,78 @@ __device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned i
     if (uw > (int)g.OW - 1) uw = (int)g.OW - 1;
 }
 
+/* NHWC (VL > 1) backward of the 3x3 / stride 2 / padding 1 window: one thread per output cell
+ * (oh, ow) and channel vector, i.e. per dx quad rows 2oh, 2oh+1 x columns 2ow, 2ow+1 (OH =
+ * ceil(H / 2), OW = ceil(W / 2): the cells tile dx). The same constant taps and term order as
+ * pool2d_bwd_k3s2p1_nchw_cell: outputs (oh, ow), (oh, ow+1), (oh+1, ow), (oh+1, ow+1), each dy
+ * vector (and map entry) loaded once, pixel (2oh, 2ow) gets tap 4 of the first, (2oh, 2ow+1)
+ * taps 5, 3, (2oh+1, 2ow) taps 7, 1, (2oh+1, 2ow+1) taps 8, 6, 2, 0, in ascending output order,
+ * so the sums are those of pool2d_bwd_quad, which it replaces for this geometry (its run-time
+ * range loops made it instruction-bound). items = N * OH * OW * (C / VL). */
+template <typename T, int VL, bool MAXM>
+__device__ __forceinline__ void p2_cell_vec(const P2 &g, const T *DY, const signed char *map, unsigned n, int oh, int ow, unsigned c,
+                                            typename fdnn_ewd::Acc<T>::type *q, int *t)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    const unsigned yo = ((n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c;
+    VLd<T, VL>::ld(DY + yo, q);
+    if (MAXM) {
+        MapLd<VL>::ld(map + yo, t);
+        return;
+    }
+    F div;
+    if (g.incl) div = F(9);
+    else {
+        const int hs = 2 * oh - 1, ws = 2 * ow - 1;
+        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
+        const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
+        div = F((h1 - h0) * (w1 - w0));
+    }
+#pragma unroll
+    for (int l = 0; l < VL; l++) q[l] = q[l] / div; /* div >= 1: the window covers a pixel */
+}
+template <typename T, int VL, bool MAXM>
+__global__ void __launch_bounds__(256) pool2d_bwd_cell_nhwc(P2 g, const signed char *map, const T *DY, T *DX, unsigned items,
+                                                            typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
+        const unsigned c = fmod_(g.fCV, k) * VL;
+        unsigned r = fdiv(g.fCV, k);
+        const int ow = (int)fmod_(g.fOW, r);
+        r = fdiv(g.fOW, r);
+        const int oh = (int)fmod_(g.fOH, r);
+        const unsigned n = fdiv(g.fOH, r);
+        const bool rt = ow + 1 < (int)g.OW, dn = oh + 1 < (int)g.OH;
+        F q00[VL], q01[VL], q10[VL], q11[VL];
+        int t00[VL], t01[VL], t10[VL], t11[VL];
+        p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh, ow, c, q00, t00);
+        if (rt) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh, ow + 1, c, q01, t01);
+        if (dn) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh + 1, ow, c, q10, t10);
+        if (rt && dn) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh + 1, ow + 1, c, q11, t11);
+        F a[4][VL];
+#pragma unroll
+        for (int l = 0; l < VL; l++) {
+            a[0][l] = a[1][l] = a[2][l] = a[3][l] = F(0);
+            if (!MAXM || t00[l] == 4) a[0][l] += q00[l];
+            if (!MAXM || t00[l] == 5) a[1][l] += q00[l];
+            if (rt && (!MAXM || t01[l] == 3)) a[1][l] += q01[l];
+            if (!MAXM || t00[l] == 7) a[2][l] += q00[l];
+            if (dn && (!MAXM || t10[l] == 1)) a[2][l] += q10[l];
+            if (!MAXM || t00[l] == 8) a[3][l] += q00[l];
+            if (rt && (!MAXM || t01[l] == 6)) a[3][l] += q01[l];
+            if (dn && (!MAXM || t10[l] == 2)) a[3][l] += q10[l];
+            if (rt && dn && (!MAXM || t11[l] == 0)) a[3][l] += q11[l];
+        }
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const unsigned ih = 2u * (unsigned)oh + (q >> 1), iw = 2u * (unsigned)ow + (q & 1);
+            if (ih >= g.H || iw >= g.W) continue;
+            VLd<T, VL>::st(DX + ((size_t)(n * g.H + ih) * g.W + iw) * g.C + c, a[q], alpha, beta);
+        }
+    }
+}
+
 /* NHWC backward (VL > 1, every tensor NHWC) by 2x2 quads of dx pixels (2qh..2qh+1, 2qw..2qw+1):
  * the outputs covering any of the 4 pixels are visited once in ascending (oh, ow) order, their dy
  * vector (and, for max, argmax-map entry) loaded once and added to each pixel whose own covering
@@ -1179,6 +1251,11 @@ bool pool_bwd_quad(cudnnHandle_t h, const P2 &g, const signed char *map, const T
     const unsigned QH = (g.H + 1) / 2, QW = (g.W + 1) / 2, N = g.total / (g.C * g.H * g.W);
     const unsigned long long items = (unsigned long long)N * QH * QW * (g.C / VL);
     if (items == 0 || items >= 0x7fffffffULL) return false;
+    if (g.ph == 1 && g.pw == 1 && g.OH == QH && g.OW == QW) { /* padding 1: constant taps per cell */
+        pool2d_bwd_cell_nhwc<T, VL, MAXM><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, (cudaStream_t)h->stream>>>(
+            g, map, DY, DX, (unsigned)items, alpha, beta);
+        return true;
+    }
     pool2d_bwd_quad<T, VL, MAXM><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, (cudaStream_t)h->stream>>>(
         g, map, DY, DX, (unsigned)items, fdnn_ewd::mk_fdiv(QW), fdnn_ewd::mk_fdiv(QH), alpha, beta);
     return true;

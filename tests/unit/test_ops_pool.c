@@ -268,8 +268,9 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     if (g_big) in[0] = 24, in[1] = 23 + (it / 3) % 2, pad[0] = pad[1] = it % 2;
     if (g_k3) { /* 3x3 stride 2 pad 1, even W: the GPU's paired NCHW kernels (odd H; outputs per row below and above a warp) */
         win[0] = win[1] = 3, pad[0] = pad[1] = 1, str[0] = str[1] = 2;
-        static const int hw[4][2] = {{16, 82}, {25, 40}, {16, 82}, {9, 136}}; /* W % 4 == 2: one output per thread; W % 4 == 0: two */
-        in[0] = hw[it % 4][0], in[1] = hw[it % 4][1];
+        /* W % 4 == 2: one output per thread; W % 4 == 0: two; it = 4 (channels-last only): odd H and W */
+        static const int hw[5][2] = {{16, 82}, {25, 40}, {16, 82}, {9, 136}, {13, 27}};
+        in[0] = hw[it % 5][0], in[1] = hw[it % 5][1];
     }
     if (pad[0] >= win[0]) pad[0] = win[0] - 1;
     if (pad[1] >= win[1]) pad[1] = win[1] - 1;
@@ -351,10 +352,10 @@ int main(void)
     for (int t = 0; t < 4; t++)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 4; it++) nhwc_case(h, float_types[t], pmodes[m], it);
-    g_lay = OL_NHWC; /* the same 3x3 / stride 2 shapes channels-last: the GPU's pool2d_k3s2_nhwc */
+    g_lay = OL_NHWC; /* the same 3x3 / stride 2 shapes channels-last (the GPU's pool2d_k3s2_nhwc and per-cell backward), and odd H, W */
     for (int t = 0; t < 4; t++)
         for (int m = 0; m < 4; m++)
-            for (int it = 0; it < 4; it++) nhwc_case(h, float_types[t], pmodes[m], it);
+            for (int it = 0; it < 5; it++) nhwc_case(h, float_types[t], pmodes[m], it);
     g_k3 = 0;
     desc_and_errors(h);
     big_case(h);
