@@ -618,13 +618,13 @@ __global__ void __launch_bounds__(256) pool2d_bwd_fast(P2 g, const T *X, const T
 }
 
 /* Max backward when no input lies in two windows (stride >= window in both dims): one thread per
- * dy (vector), in dy's memory order, selects its window's maximum (p2_window, the forward's
- * rules) and writes every dx element of its stride cell -- rows [oh*sh - ph, (oh+1)*sh - ph),
+ * dy (vector), in dy's memory order, selects its window's maximum (pf_take's tap form, PM 3 / 4:
+ * the forward's rules) and writes every dx element of its stride cell -- rows [oh*sh - ph, (oh+1)*sh - ph),
  * the first cell extended down to row 0 and the last up to H (columns alike), so the cells
  * partition dx and each window lies inside its cell: dy at the selected element, 0 elsewhere
  * (accumulated as 0 + dy, the gather's arithmetic), blended with alpha/beta. dx zero-fill and
  * scatter in one pass; each dx element is written by exactly one thread. */
-template <typename T, int VL, int KH, int KW>
+template <typename T, int VL, int KH, int KW, int PM>
 __global__ void __launch_bounds__(256) pool2d_maxbwd_cell(P2 g, const T *X, const T *DY, T *DX, typename fdnn_ewd::Acc<T>::type alpha,
                                                           typename fdnn_ewd::Acc<T>::type beta)
 {
@@ -635,9 +635,27 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_cell(P2 g, const T *X, cons
         unsigned n, c, oh, ow;
         p2_decode(k, g.ynhwc, g.fCV, VL, g.fOH, g.fOW, n, c, oh, ow);
         const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
+        const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+        const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
         F v[VL], d[VL];
-        int best[VL];
-        p2_window<T, VL, KH, KW>(g, X, xb, rs, cs, (int)oh, (int)ow, v, best);
+        int best[VL]; /* the selected tap a*ww + b (pf_take, PM 3 / 4), -1 for none; then its position */
+#pragma unroll
+        for (int l = 0; l < VL; l++) v[l] = pf_init<PM, F>(), best[l] = -1;
+        for (int a = 0; a < wh; a++) { /* constant trip counts when KH, KW > 0: unrolled */
+            const int ih = h0 + a;
+            if (ih < 0 || ih >= (int)g.H) continue;
+            for (int b = 0; b < ww; b++) {
+                const int iw = w0 + b;
+                if (iw < 0 || iw >= (int)g.W) continue;
+                F x[VL];
+                VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, x);
+#pragma unroll
+                for (int l = 0; l < VL; l++) pf_take<PM>(v[l], best[l], x[l], a * ww + b);
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < VL; l++) /* the tap as the input position ih*W + iw (once, not per cell pixel) */
+            if (best[l] >= 0) best[l] = (h0 + best[l] / ww) * (int)g.W + w0 + best[l] % ww;
         VLd<T, VL>::ld(DY + (size_t)k * VL, d);
         int r0 = oh == 0 ? 0 : (int)oh * g.sh - g.ph, r1 = oh + 1 == g.OH ? (int)g.H : ((int)oh + 1) * g.sh - g.ph;
         int c0 = ow == 0 ? 0 : (int)ow * g.sw - g.pw, c1 = ow + 1 == g.OW ? (int)g.W : ((int)ow + 1) * g.sw - g.pw;
@@ -1362,9 +1380,14 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             P2 gy = g;
             gy.total = N * yi;
             const unsigned gg = fdnn_ewd::dense_grid(h, gy.total / VL);
-            if (k == 2) pool2d_maxbwd_cell<T, VL, 2, 2><<<gg, 256, 0, s>>>(gy, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
-            else if (k == 3) pool2d_maxbwd_cell<T, VL, 3, 3><<<gg, 256, 0, s>>>(gy, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
-            else pool2d_maxbwd_cell<T, VL, 0, 0><<<gg, 256, 0, s>>>(gy, (const T *)X, (const T *)DY, (T *)O, (F)alpha, (F)beta);
+            const T *x = (const T *)X, *dy = (const T *)DY;
+            T *o = (T *)O;
+            if (k == 2 && g.prop) pool2d_maxbwd_cell<T, VL, 2, 2, 4><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
+            else if (k == 2) pool2d_maxbwd_cell<T, VL, 2, 2, 3><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
+            else if (k == 3 && g.prop) pool2d_maxbwd_cell<T, VL, 3, 3, 4><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
+            else if (k == 3) pool2d_maxbwd_cell<T, VL, 3, 3, 3><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
+            else if (g.prop) pool2d_maxbwd_cell<T, VL, 0, 0, 4><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
+            else pool2d_maxbwd_cell<T, VL, 0, 0, 3><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
             return;
         }
         fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
