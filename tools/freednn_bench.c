@@ -1084,8 +1084,12 @@ int fdt_bench_main(int argc, char **argv)
         int nth = env && atoi(env) > 0 ? atoi(env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
         const char *isa = "none";
         o.peak_gflops = fdt_fma_peak(nth, &isa);
+        const double tile = fdt_l1_tile_peak(nth);
         fprintf(info, "oneDNN %s in this process; measured %s FMA peak %.1f GFLOP/s on %d threads (fp32)\n",
                 fdt_onednn_version(), isa, o.peak_gflops, nth);
+        if (tile > 0)
+            fprintf(info, "48x8 AVX-512 GEMM tile from L1: %.1f GFLOP/s on %d threads (%.0f%% of the FMA peak)\n", tile, nth,
+                    o.peak_gflops > 0 ? 100 * tile / o.peak_gflops : 0.0);
     }
 #endif
     int ndirs = (o.dirs & 1) + !!(o.dirs & 2) + !!(o.dirs & 4);

@@ -15,4 +15,7 @@ const char *fdt_onednn_version(void);
 /* Peak fp32 FMA rate in GFLOP/s over nthreads threads (AVX-512 when the CPU has it, else AVX2
  * FMA, else 0), best of a few short runs. */
 double fdt_fma_peak(int nthreads, const char **isa);
+/* GFLOP/s of a 48x8 AVX-512 GEMM register tile fed from L1 on nthreads threads (0 without
+ * AVX-512): the practical ceiling of a convolution inner loop, printed beside fdt_fma_peak. */
+double fdt_l1_tile_peak(int nthreads);
 #endif

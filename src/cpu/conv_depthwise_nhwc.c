@@ -164,7 +164,9 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
             }
         k.wp = u;
         k.yc = 1;
-        fdnn_avx512_dw_fwd_3x3s1_wino(&k, g.ih, g.iw, g.ph, g.pw, 3);
+        /* 4 output rows per task: 6 input rows transformed per 4 (3 rows: 5 per 3, and 56-row
+         * images split 10 / 9 over two threads); dw_3x3_144_56 forward 0.064 -> 0.056 ms */
+        fdnn_avx512_dw_fwd_3x3s1_wino(&k, g.ih, g.iw, g.ph, g.pw, 4);
     } else if (g.fast3) {
         k.yc = 1;
         fdnn_avx512_dw_fwd_3x3s1(&k, g.ih, g.iw, g.ph, g.pw);

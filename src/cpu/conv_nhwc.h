@@ -64,7 +64,7 @@ void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a);
  * stride 1. Each input vector loaded feeds up to 3 outputs; the 9 filter vectors stay in
  * registers for a whole output row. */
 void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
-/* The same 3x3 stride-1 case as Winograd F(2,3) along W, blocks of T (1..3) output rows: wp
+/* The same 3x3 stride-1 case as Winograd F(2,3) along W, blocks of T (1..4) output rows: wp
  * holds u[r][k][c] (12 * c floats, see fdnn_dw_wino_filter), alpha already applied. */
 void fdnn_avx512_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);
 /* Depthwise weight gradient: acc[r][s][c] = sum_{n,p,q} dy[n,p,q,c] * x[n, p*sh + r*dh, q*sw + s*dw, c]

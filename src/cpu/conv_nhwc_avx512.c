@@ -474,6 +474,7 @@ ALWAYS_INLINE void dw3w_rows(const int T, const fdnn_dw_fwd *a, const float *con
 static void dw3w_rows_1(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(1, a, xr, yr, iw, pw, u, m); }
 static void dw3w_rows_2(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(2, a, xr, yr, iw, pw, u, m); }
 static void dw3w_rows_3(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(3, a, xr, yr, iw, pw, u, m); }
+static void dw3w_rows_4(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { dw3w_rows(4, a, xr, yr, iw, pw, u, m); }
 
 void fdnn_avx512_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T)
 {
@@ -494,7 +495,8 @@ void fdnn_avx512_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph,
                 xr[i] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
             }
             for (int t = 0; t < nt; t++) yr[t] = a->y + n * a->yn + (int64_t)(oh0 + t) * a->yh + c0;
-            if (nt == 3) dw3w_rows_3(a, xr, yr, iw, pw, u, m);
+            if (nt == 4) dw3w_rows_4(a, xr, yr, iw, pw, u, m);
+            else if (nt == 3) dw3w_rows_3(a, xr, yr, iw, pw, u, m);
             else if (nt == 2) dw3w_rows_2(a, xr, yr, iw, pw, u, m);
             else dw3w_rows_1(a, xr, yr, iw, pw, u, m);
         }
