@@ -184,6 +184,22 @@ static void *peak_thread(void *arg)
     sink = use512 ? fma512(1.0f) : fma256(1.0f);
     return NULL;
 }
+/* Runs fn on nthreads threads at once, five times; the best GFLOP/s for flops per thread. */
+static double best_rate(int nthreads, void *(*fn)(void *), double flops)
+{
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > 256) nthreads = 256;
+    pthread_t th[256];
+    double best = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = fdt_now();
+        for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, fn, NULL);
+        for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+        double gf = (double)nthreads * flops / (fdt_now() - t0) * 1e-9;
+        if (gf > best) best = gf;
+    }
+    return best;
+}
 double fdt_fma_peak(int nthreads, const char **isa)
 {
     __builtin_cpu_init();
@@ -191,19 +207,7 @@ double fdt_fma_peak(int nthreads, const char **isa)
     int have256 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     *isa = use512 ? "AVX-512" : have256 ? "AVX2" : "none";
     if (!use512 && !have256) return 0;
-    if (nthreads < 1) nthreads = 1;
-    if (nthreads > 256) nthreads = 256;
-    pthread_t th[256];
-    double best = 0;
-    for (int rep = 0; rep < 5; rep++) {
-        double t0 = fdt_now();
-        for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, peak_thread, NULL);
-        for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-        double dt = fdt_now() - t0;
-        double gf = (double)nthreads * PEAK_ITERS * 12 * (use512 ? 16 : 8) * 2 / dt * 1e-9;
-        if (gf > best) best = gf;
-    }
-    return best;
+    return best_rate(nthreads, peak_thread, (double)PEAK_ITERS * 12 * (use512 ? 16 : 8) * 2);
 }
 
 /* A GEMM inner loop with its operands in L1: a 48x8 register tile (3 vector loads and 8
@@ -251,19 +255,7 @@ double fdt_l1_tile_peak(int nthreads)
 {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx512f")) return 0;
-    if (nthreads < 1) nthreads = 1;
-    if (nthreads > 256) nthreads = 256;
-    pthread_t th[256];
-    double best = 0;
-    for (int rep = 0; rep < 5; rep++) {
-        double t0 = fdt_now();
-        for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, tile_thread, NULL);
-        for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-        double dt = fdt_now() - t0;
-        double gf = (double)nthreads * L1_REPS * L1_K * 24 * 16 * 2 / dt * 1e-9;
-        if (gf > best) best = gf;
-    }
-    return best;
+    return best_rate(nthreads, tile_thread, (double)L1_REPS * L1_K * 24 * 16 * 2);
 }
 #else
 double fdt_fma_peak(int nthreads, const char **isa)

@@ -270,6 +270,23 @@ __device__ __forceinline__ void p2_finish(const P2 &g, unsigned cnt, int wsize, 
     }
 }
 
+/* Calls f(a, b, ih, iw) for every tap (a, b) of window (oh, ow) that lies inside the input, in
+ * row-major window order (constant trip counts when KH, KW > 0: unrolled). */
+template <int KH, int KW, typename Fn> __device__ __forceinline__ void p2_taps(const P2 &g, int oh, int ow, Fn f)
+{
+    const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+    const int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+    for (int a = 0; a < wh; a++) {
+        const int ih = h0 + a;
+        if (ih < 0 || ih >= (int)g.H) continue;
+        for (int b = 0; b < ww; b++) {
+            const int iw = w0 + b;
+            if (iw < 0 || iw >= (int)g.W) continue;
+            f(a, b, ih, iw);
+        }
+    }
+}
+
 /* Max selection over window (oh, ow) for VL channels from x at xb (offset of channel c, pixel
  * (0,0)); best[l] = the chosen input position ih*W+iw (-1 when none); acc[l] its value, or the
  * NaN / 0 of pool_one when nothing was selected. Average: acc = sum / divisor. */
@@ -283,21 +300,14 @@ __device__ __forceinline__ void p2_window(const P2 &g, const T *X, unsigned xb, 
 #pragma unroll
     for (int l = 0; l < VL; l++) acc[l] = g.is_max ? F(-INFINITY) : F(0), best[l] = -1, nanf[l] = 0;
     unsigned cnt = 0;
-    const int h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
-    for (int a = 0; a < wh; a++) { /* constant trip counts when KH, KW > 0: unrolled */
-        const int ih = h0 + a;
-        if (ih < 0 || ih >= (int)g.H) continue;
-        for (int b = 0; b < ww; b++) {
-            const int iw = w0 + b;
-            if (iw < 0 || iw >= (int)g.W) continue;
-            F v[VL];
-            VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, v);
-            cnt++;
-            const int pos = ih * (int)g.W + iw;
+    p2_taps<KH, KW>(g, oh, ow, [&](int, int, int ih, int iw) {
+        F v[VL];
+        VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, v);
+        cnt++;
+        const int pos = ih * (int)g.W + iw;
 #pragma unroll
-            for (int l = 0; l < VL; l++) p2_take(g, v[l], pos, acc[l], best[l], nanf[l]);
-        }
-    }
+        for (int l = 0; l < VL; l++) p2_take(g, v[l], pos, acc[l], best[l], nanf[l]);
+    });
 #pragma unroll
     for (int l = 0; l < VL; l++) p2_finish(g, cnt, wh * ww, acc[l], best[l]);
 }
@@ -534,20 +544,13 @@ __global__ void __launch_bounds__(256) pool2d_fwd_fast(P2 g, const T *X, T *Y, t
 #pragma unroll
         for (int l = 0; l < VL; l++) acc[l] = pf_init<PM, F>(), best[l] = -1;
         unsigned cnt = 0;
-        const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
-        for (int a = 0; a < wh; a++) { /* constant trip counts when KH, KW > 0: unrolled */
-            const int ih = h0 + a;
-            if (ih < 0 || ih >= (int)g.H) continue;
-            for (int b = 0; b < ww; b++) {
-                const int iw = w0 + b;
-                if (iw < 0 || iw >= (int)g.W) continue;
-                F v[VL];
-                VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, v);
-                cnt++;
+        p2_taps<KH, KW>(g, (int)oh, (int)ow, [&](int, int, int ih, int iw) {
+            F v[VL];
+            VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, v);
+            cnt++;
 #pragma unroll
-                for (int l = 0; l < VL; l++) pf_take<PM>(acc[l], best[l], v[l], 0);
-            }
-        }
+            for (int l = 0; l < VL; l++) pf_take<PM>(acc[l], best[l], v[l], 0);
+        });
 #pragma unroll
         for (int l = 0; l < VL; l++) acc[l] = pf_finish<PM>(g, acc[l], cnt, wh * ww);
         VLd<T, VL>::st(Y + (size_t)k * VL, acc, alpha, beta);
@@ -635,24 +638,18 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_cell(P2 g, const T *X, cons
         unsigned n, c, oh, ow;
         p2_decode(k, g.ynhwc, g.fCV, VL, g.fOH, g.fOW, n, c, oh, ow);
         const unsigned xb = g.xnhwc ? n * g.H * g.W * g.C + c : (n * g.C + c) * g.H * g.W;
-        const int wh = KH > 0 ? KH : g.wh, ww = KW > 0 ? KW : g.ww;
+        const int ww = KW > 0 ? KW : g.ww;
         const int h0 = (int)oh * g.sh - g.ph, w0 = (int)ow * g.sw - g.pw;
         F v[VL], d[VL];
         int best[VL]; /* the selected tap a*ww + b (pf_take, PM 3 / 4), -1 for none; then its position */
 #pragma unroll
         for (int l = 0; l < VL; l++) v[l] = pf_init<PM, F>(), best[l] = -1;
-        for (int a = 0; a < wh; a++) { /* constant trip counts when KH, KW > 0: unrolled */
-            const int ih = h0 + a;
-            if (ih < 0 || ih >= (int)g.H) continue;
-            for (int b = 0; b < ww; b++) {
-                const int iw = w0 + b;
-                if (iw < 0 || iw >= (int)g.W) continue;
-                F x[VL];
-                VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, x);
+        p2_taps<KH, KW>(g, (int)oh, (int)ow, [&](int a, int b, int ih, int iw) {
+            F x[VL];
+            VLd<T, VL>::ld(X + xb + (unsigned)ih * rs + (unsigned)iw * cs, x);
 #pragma unroll
-                for (int l = 0; l < VL; l++) pf_take<PM>(v[l], best[l], x[l], a * ww + b);
-            }
-        }
+            for (int l = 0; l < VL; l++) pf_take<PM>(v[l], best[l], x[l], a * ww + b);
+        });
 #pragma unroll
         for (int l = 0; l < VL; l++) /* the tap as the input position ih*W + iw (once, not per cell pixel) */
             if (best[l] >= 0) best[l] = (h0 + best[l] / ww) * (int)g.W + w0 + best[l] % ww;
