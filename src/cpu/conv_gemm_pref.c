@@ -103,17 +103,22 @@ static int nhwc_packed(const int64_t *s, const int *d, int ch, int n)
            (d[0] <= 1 || s[2] == (int64_t)d[1] * d[2] * ch) && (n <= 1 || s[0] == (int64_t)d[0] * d[1] * d[2] * ch);
 }
 
+/* What both NHWC SGEMM forms need: FLOAT throughout, groups 1, a KRSC filter, no vectorised
+ * layouts, and x and y packed NHWC. */
+static int nhwc_float_packed(const fdnn_conv_problem *p)
+{
+    return p->xtype == CUDNN_DATA_FLOAT && p->wtype == CUDNN_DATA_FLOAT && p->ytype == CUDNN_DATA_FLOAT &&
+           p->compute_type == CUDNN_DATA_FLOAT && p->g == 1 && p->w_nhwc && p->x_vect <= 1 && p->y_vect <= 1 && p->w_vect <= 1 &&
+           nhwc_packed(p->xs, p->in, p->c, p->n) && nhwc_packed(p->ys, p->out, p->k, p->n);
+}
+
 static int nhwc_unit(const fdnn_conv_problem *p)
 {
-    if (p->xtype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT || p->g != 1 || !p->w_nhwc || p->x_vect > 1 ||
-        p->y_vect > 1 || p->w_vect > 1)
-        return 0;
+    if (!nhwc_float_packed(p)) return 0;
     for (int i = 0; i < 3; i++)
         if (p->flt[i] != 1 || p->stride[i] != 1 || p->pad[i] != 0) return 0;
     if (p->ws[1] != 1 || p->ws[0] != p->c) return 0;
-    int64_t m = (int64_t)p->n * p->in[0] * p->in[1] * p->in[2];
-    if (m > 0x7fffffff) return 0;
-    return nhwc_packed(p->xs, p->in, p->c, p->n) && nhwc_packed(p->ys, p->out, p->k, p->n);
+    return (int64_t)p->n * p->in[0] * p->in[1] * p->in[2] <= 0x7fffffff;
 }
 
 static int nhwc_applicable(const fdnn_conv_problem *p, char *why, size_t n)
@@ -167,16 +172,13 @@ const fdnn_conv_impl fdnn_conv_bwd_filter__gemm_nhwc_1x1 = {
  * Taps are flipped for CONVOLUTION mode. */
 static int nhwc_col(const fdnn_conv_problem *p)
 {
-    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT ||
-        p->compute_type != CUDNN_DATA_FLOAT || p->g != 1 || !p->w_nhwc || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1)
-        return 0;
+    if (!nhwc_float_packed(p)) return 0;
     if (p->in[0] != 1 || p->out[0] != 1 || p->flt[0] != 1) return 0;
     int R = p->flt[1], S = p->flt[2], C = p->c;
     if (p->ws[1] != 1 || p->ws[4] != C || p->ws[3] != (int64_t)S * C || p->ws[0] != (int64_t)R * S * C) return 0;
     int64_t rsc = (int64_t)R * S * C, rsk = (int64_t)R * S * p->k;
     int64_t mo = (int64_t)p->n * p->out[1] * p->out[2], mi = (int64_t)p->n * p->in[1] * p->in[2];
-    if (mo > 0x7fffffff || mi > 0x7fffffff || rsc > 0x7fffffff || rsk > 0x7fffffff) return 0;
-    return nhwc_packed(p->xs, p->in, p->c, p->n) && nhwc_packed(p->ys, p->out, p->k, p->n);
+    return mo <= 0x7fffffff && mi <= 0x7fffffff && rsc <= 0x7fffffff && rsk <= 0x7fffffff;
 }
 
 static int col_applicable(const fdnn_conv_problem *p, char *why, size_t n)
