@@ -69,6 +69,12 @@ cudnnStatus_t fdnn_cuda_handle_init(cudnnHandle_t h)
         s->scratch = NULL; /* the fast paths that need it are skipped */
         (void)cudaGetLastError();
     }
+    if (cudaMalloc((void **)&s->sync, FDNN_CUDA_SYNC_WORDS * sizeof(unsigned)) != cudaSuccess ||
+        cudaMemset(s->sync, 0, FDNN_CUDA_SYNC_WORDS * sizeof(unsigned)) != cudaSuccess || cudaStreamSynchronize(0) != cudaSuccess) {
+        if (s->sync) cudaFree(s->sync);
+        s->sync = NULL; /* the single-kernel two-pass paths are skipped */
+        (void)cudaGetLastError();
+    }
     h->device = dev;
     h->cuda = s;
     return CUDNN_STATUS_SUCCESS;
@@ -80,6 +86,7 @@ void fdnn_cuda_handle_free(cudnnHandle_t h)
     if (!s) return;
     fdnn_cublas_handle_free(s->cublas);
     if (s->scratch) cudaFree(s->scratch);
+    if (s->sync) cudaFree(s->sync);
     free(s);
     h->cuda = NULL;
 }

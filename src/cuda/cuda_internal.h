@@ -17,9 +17,13 @@ typedef struct fdnn_cuda_state {
      * fall back to a path without scratch (or chunk its work) when it does not fit. */
     void *scratch;
     size_t scratch_bytes;
+    /* FDNN_CUDA_SYNC_WORDS zeroed counters for the single-kernel two-pass ops (pipe2.cuh); each
+     * such kernel leaves them zero when it ends. NULL when the allocation failed. */
+    unsigned *sync;
 } fdnn_cuda_state;
 
 #define FDNN_CUDA_SCRATCH_BYTES ((size_t)4 << 20)
+#define FDNN_CUDA_SYNC_WORDS 65536u
 
 static inline cudaStream_t fdnn_cuda_stream(cudnnHandle_t h) { return (cudaStream_t)h->stream; }
 #endif

@@ -7,10 +7,12 @@
  * slices per block, the channels in registers when C <= 256) and NHWC (a warp per row, the row in registers when C <= 256,
  * in 16-byte vectors with several rows per warp when C fits and the pointers are aligned); INSTANCE
  * forward and backward on image-packed tensors (a row in registers when it has <= 4096 elements, else
- * chunk partials in the handle's scratch, a per-row merge and an element-wise pass). */
+ * chunk partials in the handle's scratch, a per-row merge and an element-wise pass, all in one
+ * pipelined kernel that re-reads each row from L2). */
 #include <math.h>
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
+#include "pipe2.cuh"
 
 using namespace fdnn_ops;
 
@@ -643,11 +645,12 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_vec(const T *Yv, const T *DY,
 /* ---- INSTANCE mode, x and y (dy, dx) with equal geometry, each image packed (stride[0] =
  * C*spatial, the rest packed in any dimension order: the softmax over a whole image does not
  * depend on the order). Rows of L = C*spatial contiguous elements, cut into chunks of
- * SM_CH = 256*SM_IV elements held in registers (one 256-thread block per chunk):
+ * SM_CH = 256*SM_IV elements (one 256-thread block per chunk):
  *   L <= SM_CH: one kernel, one block per row, x read once (exact two-pass formula in registers).
- *   else: sm_inst_part writes each chunk's (max, sum exp(x - max)) (backward: sum dy*y) to the
- *   handle's scratch, sm_inst_fin merges a row's chunks in fixed order, sm_inst_apply writes
- *   the outputs (x read twice).
+ *   else: one pipelined kernel (pipe2.cuh): each chunk's (max, sum exp(x - max)) (backward:
+ *   sum dy*y) goes to the handle's scratch, the row's last chunk merges them in fixed order, and
+ *   the output pass over the row follows a few rows behind, so its second read of x comes from
+ *   L2 (DRAM traffic: x once, y once).
  * Block reductions are fixed shared-memory trees (deterministic). ---- */
 const int SM_IV = 16, SM_CH = 256 * SM_IV;
 
@@ -676,20 +679,14 @@ template <typename F> __device__ __forceinline__ F blk_sum(F v, F *sh)
     return r;
 }
 
-/* One block per chunk (grid = rows * nch). WHOLE: the chunk is the row; write the outputs.
- * Otherwise write the chunk's (max, sum) to part[2*chunk]. Forward only. */
-template <typename T, bool WHOLE>
-__global__ void __launch_bounds__(256) sm_inst_chunk(const T *X, T *Y, unsigned L, unsigned nch, int algo, typename Acc<T>::type alpha,
-                                                     typename Acc<T>::type beta, typename Acc<T>::type *part)
+/* Chunk [lo, hi) of a row (at X + base) loaded into v[] (-inf past hi) with its max (0 for FAST)
+ * and sum of exp(v - max), block-uniform. Scalar loads. */
+template <typename T>
+__device__ __forceinline__ void inst_stats_s(const T *X, unsigned base, unsigned lo, unsigned hi, int fast, typename Acc<T>::type *v,
+                                             typename Acc<T>::type &m, typename Acc<T>::type &s, typename Acc<T>::type *sh)
 {
     typedef typename Acc<T>::type F;
-    __shared__ F sh[256];
-    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
-    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
-    const unsigned base = row * L;
-    const int fast = algo == CUDNN_SOFTMAX_FAST;
-    F v[SM_IV];
-    F m = fast ? F(0) : F(-INFINITY);
+    m = fast ? F(0) : F(-INFINITY);
 #pragma unroll
     for (int k = 0; k < SM_IV; k++) {
         const unsigned i = lo + threadIdx.x + 256u * k;
@@ -697,33 +694,39 @@ __global__ void __launch_bounds__(256) sm_inst_chunk(const T *X, T *Y, unsigned 
         if (!fast && i < hi) m = fmaxn(m, v[k]);
     }
     if (!fast) m = blk_max(m, sh);
-    F s = F(0);
+    s = F(0);
 #pragma unroll
     for (int k = 0; k < SM_IV; k++)
         if (lo + threadIdx.x + 256u * k < hi) s += fexp_(v[k] - m);
     s = blk_sum(s, sh);
-    if (!WHOLE && !fast && m == F(-INFINITY)) s = F(0); /* an all -inf chunk adds nothing (the row fix-up is in sm_inst_fin) */
-    if (WHOLE) {
-        const F ls = flog_(s);
+}
+
+/* A row of at most SM_CH elements, one block per row: x read once, outputs written. */
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_whole(const T *X, T *Y, unsigned L, int algo, typename Acc<T>::type alpha,
+                                                     typename Acc<T>::type beta)
+{
+    typedef typename Acc<T>::type F;
+    __shared__ F sh[256];
+    const unsigned base = blockIdx.x * L;
+    F v[SM_IV], m, s;
+    inst_stats_s<T>(X, base, 0, L, algo == CUDNN_SOFTMAX_FAST, v, m, s, sh);
+    const F ls = flog_(s);
 #pragma unroll
-        for (int k = 0; k < SM_IV; k++) {
-            const unsigned i = lo + threadIdx.x + 256u * k;
-            if (i < hi) sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
-        }
-    } else if (threadIdx.x == 0) {
-        part[2 * (size_t)blockIdx.x] = m, part[2 * (size_t)blockIdx.x + 1] = s;
+    for (int k = 0; k < SM_IV; k++) {
+        const unsigned i = threadIdx.x + 256u * k;
+        if (i < L) sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v[k] - m - ls : fexp_(v[k] - m) / s, alpha, beta);
     }
 }
 
-/* One block per row: merge the row's nch chunk pairs in a fixed order (each thread a strided
- * run in ascending order, then a fixed tree), write (max, sum) to rowv[2*row]. */
-template <typename F> __global__ void __launch_bounds__(256) sm_inst_fin(const F *part, F *rowv, unsigned nch, int fast)
+/* Merge a row's nch chunk pairs (part: the row's first pair) in a fixed order (each thread a
+ * strided run in ascending order, then a fixed tree); the result is valid in thread 0. The pairs
+ * may come from other blocks of the running kernel: read through L2 (__ldcg). */
+template <typename F> __device__ __forceinline__ void inst_merge(const F *part, unsigned nch, int fast, F *shm, F *shs, F &mm, F &ss)
 {
-    __shared__ F shm[256], shs[256];
-    const unsigned row = blockIdx.x;
     F m = fast ? F(0) : F(-INFINITY), s = F(0);
     for (unsigned c = threadIdx.x; c < nch; c += blockDim.x) {
-        const F m2 = part[2 * ((size_t)row * nch + c)], s2 = part[2 * ((size_t)row * nch + c) + 1];
+        const F m2 = __ldcg(part + 2 * c), s2 = __ldcg(part + 2 * c + 1);
         if (fast) s += s2;
         else om_merge(m, s, m2, s2);
     }
@@ -738,33 +741,15 @@ template <typename F> __global__ void __launch_bounds__(256) sm_inst_fin(const F
         }
         __syncthreads();
     }
-    if (threadIdx.x == 0) {
-        F mm = shm[0], ss = shs[0];
-        if (!fast && mm == F(-INFINITY)) ss = F(NAN); /* all -inf: NaN, as the generic formula */
-        rowv[2 * row] = mm, rowv[2 * row + 1] = ss;
-    }
+    mm = shm[0], ss = shs[0];
+    if (!fast && mm == F(-INFINITY)) ss = F(NAN); /* all -inf: NaN, as the generic formula */
+    __syncthreads();
 }
 
-template <typename T>
-__global__ void __launch_bounds__(256) sm_inst_apply(const T *X, T *Y, unsigned L, unsigned nch, int algo, const typename Acc<T>::type *rowv,
-                                                     typename Acc<T>::type alpha, typename Acc<T>::type beta)
-{
-    typedef typename Acc<T>::type F;
-    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
-    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
-    const unsigned base = row * L;
-    const F m = rowv[2 * row], s = rowv[2 * row + 1], ls = flog_(s);
-#pragma unroll 4
-    for (unsigned i = lo + threadIdx.x; i < hi; i += 256u) {
-        const F v = to_a(X[base + i]);
-        sm_store(Y, base + i, algo == CUDNN_SOFTMAX_LOG ? v - m - ls : fexp_(v - m) / s, alpha, beta);
-    }
-}
-
-/* Vector forms of the long-row INSTANCE forward (rows of L > SM_CH elements, L % VL == 0, x and
- * y 16-byte aligned; VL = 16 / sizeof(T)): the same chunks, the same two-phase chunk formula
- * (chunk max, then sum of exp(x - max)), 16-byte loads and stores, and block reductions as a
- * fixed shuffle tree per warp then the 8 warp results in warp order (deterministic). */
+/* Vector forms (L % VL == 0, x and y 16-byte aligned; VL = 16 / sizeof(T)): the same chunks and
+ * chunk formula (chunk max, then sum of exp(x - max)), 16-byte loads and stores, block
+ * reductions as a fixed shuffle tree per warp then the 8 warp results in warp order
+ * (deterministic). */
 template <typename F> __device__ __forceinline__ F blk_max_w(F v, F *sh)
 {
 #pragma unroll
@@ -788,72 +773,188 @@ template <typename F> __device__ __forceinline__ F blk_sum_w(F v, F *sh)
     return r;
 }
 
-template <typename T>
-__global__ void __launch_bounds__(256) sm_inst_part_v(const T *X, unsigned L, unsigned nch, int algo, typename Acc<T>::type *part)
+/* Element l of raw word r (a 16-byte vector of T, or one T). */
+template <typename T, bool VEC> __device__ __forceinline__ typename Acc<T>::type relem(const typename fdnn_pipe::Raw<T, VEC>::type &r, unsigned l)
 {
-    typedef typename Acc<T>::type F;
-    typedef fdnn_ewd::V16<T> V;
-    const int VL = 16 / sizeof(T), NV = SM_IV / VL;
-    __shared__ F sh[8];
-    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
-    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
-    const V *xv = reinterpret_cast<const V *>(X + (size_t)row * L);
-    const int fast = algo == CUDNN_SOFTMAX_FAST;
-    F v[SM_IV];
-    bool ok[NV];
-    F m = fast ? F(0) : F(-INFINITY);
-#pragma unroll
-    for (int j = 0; j < NV; j++) {
-        const unsigned i = lo + (threadIdx.x + 256u * j) * VL; /* hi and i are multiples of VL */
-        ok[j] = i < hi;
-        V a;
-        if (ok[j]) a = xv[i / VL];
-#pragma unroll
-        for (int l = 0; l < VL; l++) {
-            v[j * VL + l] = ok[j] ? to_a(a.e[l]) : F(-INFINITY);
-            if (!fast && ok[j]) m = fmaxn(m, v[j * VL + l]);
-        }
+    if constexpr (VEC) {
+        fdnn_ewd::V16<T> a;
+        memcpy(&a, &r, 16);
+        return to_a(a.e[l]);
+    } else {
+        (void)l;
+        return to_a(r);
     }
-    if (!fast) m = blk_max_w(m, sh);
-    F s = F(0);
-#pragma unroll
-    for (int j = 0; j < NV; j++)
-        if (ok[j]) {
-#pragma unroll
-            for (int l = 0; l < VL; l++) s += fexp_(v[j * VL + l] - m);
-        }
-    s = blk_sum_w(s, sh);
-    if (!fast && m == F(-INFINITY)) s = F(0); /* an all -inf chunk adds nothing (the row fix-up is in sm_inst_fin) */
-    if (threadIdx.x == 0) part[2 * (size_t)blockIdx.x] = m, part[2 * (size_t)blockIdx.x + 1] = s;
+}
+template <typename T, bool VEC> __device__ __forceinline__ void rset(typename fdnn_pipe::Raw<T, VEC>::type &r, unsigned l, typename Acc<T>::type v)
+{
+    if constexpr (VEC) {
+        fdnn_ewd::V16<T> a;
+        memcpy(&a, &r, 16);
+        a.e[l] = from_a<T>(v);
+        memcpy(&r, &a, 16);
+    } else {
+        (void)l;
+        r = from_a<T>(v);
+    }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(256) sm_inst_apply_v(const T *X, T *Y, unsigned L, unsigned nch, int algo, const typename Acc<T>::type *rowv,
-                                                       typename Acc<T>::type alpha, typename Acc<T>::type beta)
+/* Long rows (L > SM_CH) in one kernel (pipe2.cuh). A unit is a row; its statistics and apply
+ * items are its nch chunks of SM_CH elements, thread tid holding words tid + 256*j of the chunk
+ * (a word is a 16-byte vector when VEC: L % VL == 0 and aligned pointers; else one element).
+ * Forward statistics: the chunk's max (0 for FAST) and sum of exp(x - max) into part[row][nch];
+ * the merge item combines them (inst_merge) into rowv[2*row]. Backward statistics: the chunk's
+ * sum of dy*y (LOG: dy) into part[row][nch], merged by a fixed-order sum into rowv[row]. */
+template <typename T, bool VEC, bool BWD> struct SmInstOp {
+    typedef typename Acc<T>::type F;
+    typedef typename fdnn_pipe::Raw<T, VEC>::type R;
+    static const unsigned VL = VEC ? 16 / sizeof(T) : 1, NR = SM_IV / VL;
+    struct Regs {
+        R a[NR], b[BWD ? NR : 1]; /* x (forward); y and dy (backward) */
+    };
+    const T *A, *B; /* x (forward); y, dy (backward) */
+    T *O;
+    unsigned L, nch;
+    int algo;
+    F alpha, beta;
+    F *part, *rowv;
+
+    __device__ __forceinline__ void range(const fdnn_pipe::Item &it, unsigned &lo, unsigned &hi) const
+    {
+        lo = it.idx * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
+    }
+    __device__ __forceinline__ void load(const fdnn_pipe::Item &it, Regs &g) const
+    {
+        unsigned lo, hi;
+        range(it, lo, hi);
+        const size_t base = (size_t)it.unit * L;
+#pragma unroll
+        for (unsigned j = 0; j < NR; j++) {
+            const unsigned i = lo + (threadIdx.x + 256u * j) * VL; /* lo, hi, i: multiples of VL */
+            if (i >= hi) continue;
+            if (it.kind == fdnn_pipe::K_APPLY) {
+                g.a[j] = fdnn_pipe::ld<T, VEC, true>(A + base, i / VL);
+                if (BWD) g.b[j] = fdnn_pipe::ld<T, VEC, true>(B + base, i / VL);
+            } else {
+                g.a[j] = fdnn_pipe::ld<T, VEC, false>(A + base, i / VL);
+                if (BWD) g.b[j] = fdnn_pipe::ld<T, VEC, false>(B + base, i / VL);
+            }
+        }
+    }
+    __device__ __forceinline__ void stats(const fdnn_pipe::Item &it, Regs &g, F *shm) const
+    {
+        unsigned lo, hi;
+        range(it, lo, hi);
+        F *pp = part + (BWD ? 1 : 2) * ((size_t)it.unit * nch + it.idx);
+        if (BWD) {
+            const bool lg = algo == CUDNN_SOFTMAX_LOG;
+            F s = F(0);
+#pragma unroll
+            for (unsigned j = 0; j < NR; j++)
+                if (lo + (threadIdx.x + 256u * j) * VL < hi) {
+#pragma unroll
+                    for (unsigned l = 0; l < VL; l++) {
+                        const F d = relem<T, VEC>(g.b[j], l);
+                        s += lg ? d : d * relem<T, VEC>(g.a[j], l);
+                    }
+                }
+            s = blk_sum_w(s, shm);
+            if (fdnn_pipe::leader()) pp[0] = s;
+            return;
+        }
+        const int fast = algo == CUDNN_SOFTMAX_FAST;
+        F m = fast ? F(0) : F(-INFINITY);
+        if (!fast) {
+#pragma unroll
+            for (unsigned j = 0; j < NR; j++)
+                if (lo + (threadIdx.x + 256u * j) * VL < hi) {
+#pragma unroll
+                    for (unsigned l = 0; l < VL; l++) m = fmaxn(m, relem<T, VEC>(g.a[j], l));
+                }
+            m = blk_max_w(m, shm);
+        }
+        F s = F(0);
+#pragma unroll
+        for (unsigned j = 0; j < NR; j++)
+            if (lo + (threadIdx.x + 256u * j) * VL < hi) {
+#pragma unroll
+                for (unsigned l = 0; l < VL; l++) s += fexp_(relem<T, VEC>(g.a[j], l) - m);
+            }
+        s = blk_sum_w(s, shm);
+        if (!fast && m == F(-INFINITY)) s = F(0); /* an all -inf chunk adds nothing (the row fix-up is in inst_merge) */
+        if (fdnn_pipe::leader()) pp[0] = m, pp[1] = s;
+    }
+    __device__ __forceinline__ void merge(unsigned row, F *shm) const
+    {
+        F *shs = shm + 256;
+        if (BWD) {
+            F r = F(0);
+            for (unsigned c = threadIdx.x; c < nch; c += blockDim.x) r += __ldcg(part + (size_t)row * nch + c);
+            r = blk_sum(r, shm);
+            if (fdnn_pipe::leader()) rowv[row] = r;
+            return;
+        }
+        F mm, ss;
+        inst_merge(part + 2 * (size_t)row * nch, nch, algo == CUDNN_SOFTMAX_FAST, shm, shs, mm, ss);
+        if (fdnn_pipe::leader()) rowv[2 * row] = mm, rowv[2 * row + 1] = ss;
+    }
+    __device__ __forceinline__ void apply(const fdnn_pipe::Item &it, Regs &g) const
+    {
+        unsigned lo, hi;
+        range(it, lo, hi);
+        T *orow = O + (size_t)it.unit * L;
+        const bool lg = algo == CUDNN_SOFTMAX_LOG;
+        F m = F(0), s, ls = F(0);
+        if (BWD) {
+            s = __ldcg(rowv + it.unit);
+        } else {
+            m = __ldcg(rowv + 2 * it.unit), s = __ldcg(rowv + 2 * it.unit + 1);
+            ls = flog_(s);
+        }
+#pragma unroll
+        for (unsigned j = 0; j < NR; j++) {
+            const unsigned i = lo + (threadIdx.x + 256u * j) * VL;
+            if (i >= hi) continue;
+            R o;
+            if (beta != F(0)) o = fdnn_pipe::ld<T, VEC, true>(orow, i / VL);
+#pragma unroll
+            for (unsigned l = 0; l < VL; l++) {
+                F r;
+                if (BWD) {
+                    const F yv = relem<T, VEC>(g.a[j], l), dv = relem<T, VEC>(g.b[j], l);
+                    r = lg ? dv - fexp_(yv) * s : yv * (dv - s);
+                } else {
+                    const F v = relem<T, VEC>(g.a[j], l);
+                    r = lg ? v - m - ls : fexp_(v - m) / s;
+                }
+                r *= alpha;
+                if (beta != F(0)) r += beta * relem<T, VEC>(o, l);
+                rset<T, VEC>(o, l, r);
+            }
+            fdnn_pipe::st<T, VEC>(orow, i / VL, o);
+        }
+    }
+};
+
+template <typename T, bool VEC, bool BWD> __global__ void __launch_bounds__(256) sm_inst_pipe(const SmInstOp<T, VEC, BWD> op, fdnn_pipe::Pipe p)
 {
     typedef typename Acc<T>::type F;
-    typedef fdnn_ewd::V16<T> V;
-    const unsigned VL = 16 / sizeof(T);
-    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
-    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
-    const V *xv = reinterpret_cast<const V *>(X + (size_t)row * L);
-    V *yv = reinterpret_cast<V *>(Y + (size_t)row * L);
-    const F m = rowv[2 * row], s = rowv[2 * row + 1], ls = flog_(s);
-    const bool lg = algo == CUDNN_SOFTMAX_LOG;
-#pragma unroll 4
-    for (unsigned i = lo / VL + threadIdx.x; i < hi / VL; i += 256u) {
-        const V a = xv[i];
-        V o;
-        if (beta != F(0)) o = yv[i];
-#pragma unroll
-        for (unsigned l = 0; l < VL; l++) {
-            const F v = to_a(a.e[l]);
-            F r = alpha * (lg ? v - m - ls : fexp_(v - m) / s);
-            if (beta != F(0)) r += beta * to_a(o.e[l]);
-            o.e[l] = from_a<T>(r);
-        }
-        yv[i] = o;
-    }
+    __shared__ F sm[512];
+    fdnn_pipe::run(op, p, sm);
+}
+
+template <typename T, bool VEC, bool BWD>
+cudnnStatus_t inst_pipe_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *A, const void *B, void *O)
+{
+    typedef typename Acc<T>::type F;
+    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len, nch = (L + SM_CH - 1) / SM_CH;
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    SmInstOp<T, VEC, BWD> op;
+    op.A = (const T *)A, op.B = (const T *)B, op.O = (T *)O, op.L = L, op.nch = nch, op.algo = algo, op.alpha = (F)alpha, op.beta = (F)beta;
+    op.part = (F *)cs->scratch, op.rowv = op.part + (BWD ? 1 : 2) * (size_t)rows * nch;
+    const fdnn_pipe::Pipe p = fdnn_pipe::make(cs->sync, rows, nch, nch, fdnn_pipe::lookahead((unsigned long long)L * sizeof(T) * (BWD ? 2 : 1)));
+    static int per_sm = fdnn_pipe::per_sm_of((const void *)sm_inst_pipe<T, VEC, BWD>, 256);
+    sm_inst_pipe<T, VEC, BWD><<<fdnn_pipe::grid_for(cs, per_sm, fdnn_pipe::total(p)), 256, 0, fdnn_cuda_stream(h)>>>(op, p);
+    return fdnn_cuda_check(cudaGetLastError(), BWD ? "softmax INSTANCE backward (sm_inst_pipe)" : "softmax INSTANCE (sm_inst_pipe)");
 }
 
 /* Image-packed: stride[0] == C*spatial and dims 1.. packed in some order. */
@@ -872,21 +973,14 @@ template <typename T>
 cudnnStatus_t inst_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *X, void *Y)
 {
     typedef typename Acc<T>::type F;
-    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len, nch = (L + SM_CH - 1) / SM_CH;
-    cudaStream_t st = (cudaStream_t)h->stream;
-    if (nch == 1) {
-        sm_inst_chunk<T, true><<<rows, 256, 0, st>>>((const T *)X, (T *)Y, L, 1, algo, (F)alpha, (F)beta, NULL);
-        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_chunk");
+    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len;
+    if (L <= (unsigned)SM_CH) {
+        sm_inst_whole<T><<<rows, 256, 0, fdnn_cuda_stream(h)>>>((const T *)X, (T *)Y, L, algo, (F)alpha, (F)beta);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_whole");
     }
-    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
-    F *part = (F *)cs->scratch, *rowv = part + 2 * (size_t)rows * nch;
-    const int vec = L % (16 / sizeof(T)) == 0 && fdnn_ewd::aligned16(X) && fdnn_ewd::aligned16(Y);
-    if (vec) sm_inst_part_v<T><<<rows * nch, 256, 0, st>>>((const T *)X, L, nch, algo, part);
-    else sm_inst_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, (F)alpha, (F)beta, part);
-    sm_inst_fin<F><<<rows, 256, 0, st>>>(part, rowv, nch, algo == CUDNN_SOFTMAX_FAST);
-    if (vec) sm_inst_apply_v<T><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, rowv, (F)alpha, (F)beta);
-    else sm_inst_apply<T><<<rows * nch, 256, 0, st>>>((const T *)X, (T *)Y, L, nch, algo, rowv, (F)alpha, (F)beta);
-    return fdnn_cuda_check(cudaGetLastError(), "softmax INSTANCE (sm_inst_chunk, sm_inst_fin, sm_inst_apply)");
+    if (L % (16 / sizeof(T)) == 0 && fdnn_ewd::aligned16(X) && fdnn_ewd::aligned16(Y))
+        return inst_pipe_launch<T, true, false>(h, g, algo, alpha, beta, X, NULL, Y);
+    return inst_pipe_launch<T, false, false>(h, g, algo, alpha, beta, X, NULL, Y);
 }
 
 int inst_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct cudnnTensorStruct *x, const struct cudnnTensorStruct *y,
@@ -901,6 +995,7 @@ int inst_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct
         const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
         const size_t esz = x->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
         if (!cs || !cs->scratch || (size_t)(2 * g.groups * nch + 2 * g.groups) * esz > cs->scratch_bytes) return 0;
+        if (!cs->sync || !fdnn_pipe::usable(fdnn_pipe::make(cs->sync, (unsigned)g.groups, (unsigned)nch, (unsigned)nch, 1), FDNN_CUDA_SYNC_WORDS)) return 0;
     }
     switch (x->dtype) {
     case CUDNN_DATA_FLOAT: *st = inst_launch<float>(h, g, algo, alpha, beta, X, Y); return 1;
@@ -912,63 +1007,32 @@ int inst_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct
 }
 
 /* INSTANCE backward, same chunking: per chunk s = sum(dy*y) (LOG: sum(dy)); rows of <= SM_CH
- * elements keep y and dy in registers and write dx at once, longer rows go through chunk
- * partials, a fixed-order per-row sum and an element-wise pass. */
-template <typename T, bool WHOLE>
-__global__ void __launch_bounds__(256) sm_inst_bwd_chunk(const T *Yv, const T *DY, T *DX, unsigned L, unsigned nch, int algo,
-                                                         typename Acc<T>::type alpha, typename Acc<T>::type beta, typename Acc<T>::type *part)
+ * elements keep y and dy in registers and write dx at once (sm_inst_bwd_whole); longer rows run
+ * in one pipelined kernel like the forward (sm_inst_bwd_pipe): chunk sums into part[row][nch],
+ * the row's last chunk adds them in a fixed order into rowv[row], then the dx pass re-reads y
+ * and dy from L2. */
+template <typename T>
+__global__ void __launch_bounds__(256) sm_inst_bwd_whole(const T *Yv, const T *DY, T *DX, unsigned L, int algo, typename Acc<T>::type alpha,
+                                                         typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
     __shared__ F sh[256];
-    const unsigned ch = blockIdx.x % nch, row = blockIdx.x / nch;
-    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
-    const unsigned base = row * L;
+    const unsigned base = blockIdx.x * L;
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
     F y[SM_IV], d[SM_IV];
     F s = F(0);
 #pragma unroll
     for (int k = 0; k < SM_IV; k++) {
-        const unsigned i = lo + threadIdx.x + 256u * k;
-        y[k] = i < hi ? to_a(Yv[base + i]) : F(0);
-        d[k] = i < hi ? to_a(DY[base + i]) : F(0);
-        if (i < hi) s += lg ? d[k] : d[k] * y[k];
+        const unsigned i = threadIdx.x + 256u * k;
+        y[k] = i < L ? to_a(Yv[base + i]) : F(0);
+        d[k] = i < L ? to_a(DY[base + i]) : F(0);
+        if (i < L) s += lg ? d[k] : d[k] * y[k];
     }
     s = blk_sum(s, sh);
-    if (WHOLE) {
 #pragma unroll
-        for (int k = 0; k < SM_IV; k++) {
-            const unsigned i = lo + threadIdx.x + 256u * k;
-            if (i < hi) sm_store(DX, base + i, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
-        }
-    } else if (threadIdx.x == 0) {
-        part[blockIdx.x] = s;
-    }
-}
-
-template <typename F> __global__ void __launch_bounds__(256) sm_inst_bwd_fin(const F *part, F *rowv, unsigned nch)
-{
-    __shared__ F sh[256];
-    F s = F(0);
-    for (unsigned c = threadIdx.x; c < nch; c += blockDim.x) s += part[(size_t)blockIdx.x * nch + c];
-    s = blk_sum(s, sh);
-    if (threadIdx.x == 0) rowv[blockIdx.x] = s;
-}
-
-template <typename T>
-__global__ void __launch_bounds__(256) sm_inst_bwd_apply(const T *Yv, const T *DY, T *DX, unsigned L, unsigned nch, int algo,
-                                                         const typename Acc<T>::type *rowv, typename Acc<T>::type alpha,
-                                                         typename Acc<T>::type beta)
-{
-    typedef typename Acc<T>::type F;
-    const unsigned row = blockIdx.x / nch, ch = blockIdx.x % nch;
-    const unsigned lo = ch * (unsigned)SM_CH, hi = lo + SM_CH < L ? lo + SM_CH : L;
-    const unsigned base = row * L;
-    const F s = rowv[row];
-    const bool lg = algo == CUDNN_SOFTMAX_LOG;
-#pragma unroll 4
-    for (unsigned i = lo + threadIdx.x; i < hi; i += 256u) {
-        const F y = to_a(Yv[base + i]), d = to_a(DY[base + i]);
-        sm_store(DX, base + i, lg ? d - fexp_(y) * s : y * (d - s), alpha, beta);
+    for (int k = 0; k < SM_IV; k++) {
+        const unsigned i = threadIdx.x + 256u * k;
+        if (i < L) sm_store(DX, base + i, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
     }
 }
 
@@ -976,18 +1040,14 @@ template <typename T>
 cudnnStatus_t inst_bwd_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *Yv, const void *DY, void *DX)
 {
     typedef typename Acc<T>::type F;
-    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len, nch = (L + SM_CH - 1) / SM_CH;
-    cudaStream_t st = (cudaStream_t)h->stream;
-    if (nch == 1) {
-        sm_inst_bwd_chunk<T, true><<<rows, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, 1, algo, (F)alpha, (F)beta, NULL);
-        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_bwd_chunk");
+    const unsigned rows = (unsigned)g.groups, L = (unsigned)g.len;
+    if (L <= (unsigned)SM_CH) {
+        sm_inst_bwd_whole<T><<<rows, 256, 0, fdnn_cuda_stream(h)>>>((const T *)Yv, (const T *)DY, (T *)DX, L, algo, (F)alpha, (F)beta);
+        return fdnn_cuda_check(cudaGetLastError(), "sm_inst_bwd_whole");
     }
-    fdnn_cuda_state *cs = (fdnn_cuda_state *)h->cuda;
-    F *part = (F *)cs->scratch, *rowv = part + (size_t)rows * nch;
-    sm_inst_bwd_chunk<T, false><<<rows * nch, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, nch, algo, (F)alpha, (F)beta, part);
-    sm_inst_bwd_fin<F><<<rows, 256, 0, st>>>(part, rowv, nch);
-    sm_inst_bwd_apply<T><<<rows * nch, 256, 0, st>>>((const T *)Yv, (const T *)DY, (T *)DX, L, nch, algo, rowv, (F)alpha, (F)beta);
-    return fdnn_cuda_check(cudaGetLastError(), "softmax INSTANCE backward (sm_inst_bwd_chunk, sm_inst_bwd_fin, sm_inst_bwd_apply)");
+    if (L % (16 / sizeof(T)) == 0 && fdnn_ewd::aligned16(Yv) && fdnn_ewd::aligned16(DY) && fdnn_ewd::aligned16(DX))
+        return inst_pipe_launch<T, true, true>(h, g, algo, alpha, beta, Yv, DY, DX);
+    return inst_pipe_launch<T, false, true>(h, g, algo, alpha, beta, Yv, DY, DX);
 }
 
 int inst_bwd_fast(cudnnHandle_t h, int algo, double alpha, double beta, const struct cudnnTensorStruct *y, const struct cudnnTensorStruct *dy,
@@ -1002,6 +1062,7 @@ int inst_bwd_fast(cudnnHandle_t h, int algo, double alpha, double beta, const st
         const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
         const size_t esz = y->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
         if (!cs || !cs->scratch || (size_t)(g.groups * nch + g.groups) * esz > cs->scratch_bytes) return 0;
+        if (!cs->sync || !fdnn_pipe::usable(fdnn_pipe::make(cs->sync, (unsigned)g.groups, (unsigned)nch, (unsigned)nch, 1), FDNN_CUDA_SYNC_WORDS)) return 0;
     }
     switch (y->dtype) {
     case CUDNN_DATA_FLOAT: *st = inst_bwd_launch<float>(h, g, algo, alpha, beta, Yv, DY, DX); return 1;

@@ -137,10 +137,11 @@ int main(void)
     /* large rows in one layout for x, y, dy, dx: INSTANCE rows of 4200 elements (chunked on the
      * GPU; one algorithm per type, the reference backward is quadratic in the row length), CHANNEL
      * with C = 256 (NHWC row in registers), 300, and C = 100 over 37 positions (NCHW slices) */
-    /* (the last: an INSTANCE row of 4305 elements, not a multiple of the 16-byte vector width) */
-    static const int big[5][4] = {{2, 3, 40, 35}, {2, 256, 3, 5}, {2, 300, 2, 3}, {2, 100, 37, 1}, {2, 3, 41, 35}};
-    for (int b = 0; b < 5; b++) {
-        const int inst = b == 0 || b == 4;
+    /* (then an INSTANCE row of 4305 elements, not a multiple of the 16-byte vector width, and 5
+     * rows of 4320: the GPU's single-kernel pipeline over several rows, see gpu/..._pipe16) */
+    static const int big[6][4] = {{2, 3, 40, 35}, {2, 256, 3, 5}, {2, 300, 2, 3}, {2, 100, 37, 1}, {2, 3, 41, 35}, {5, 2, 48, 45}};
+    for (int b = 0; b < 6; b++) {
+        const int inst = b == 0 || b >= 4;
         g_fix = big[b], g_fnd = b == 3 ? 3 : 4;
         for (int t = 0; t < 4; t++)
             for (int a = inst ? t % 3 : 0; a < (inst ? t % 3 + 1 : 3); a++) one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a, (t + a) % 2);
