@@ -5,12 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include "conv_cpu.h"
+#include "cpu_features.h"
+#include "gemm_panel.h"
 #ifdef FDNN_HAVE_CBLAS
 #include <cblas.h>
 #endif
 #ifdef FDNN_HAVE_OPENMP
 #include <omp.h>
 #endif
+
+static inline int fdnn_in_parallel(void)
+{
+#ifdef FDNN_HAVE_OPENMP
+    return omp_in_parallel();
+#else
+    return 0;
+#endif
+}
 
 #define GEMM_MB 64
 #define GEMM_NB 128
@@ -124,7 +135,7 @@ static void blas_single_thread(void)
         blas_single_thread();                                                                                          \
         /* split the larger of m and n into column/row panels, one per thread */                                       \
         /* small, or called from inside a parallel region (images split over threads): one call */                   \
-        int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_omp_threads();                        \
+        int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();                        \
         int split_n = n >= m;                                                                                          \
         int len = split_n ? n : m;                                                                                     \
         int chunk = (len + nt - 1) / nt;                                                                               \
@@ -142,23 +153,6 @@ static void blas_single_thread(void)
         }                                                                                                              \
     }
 
-static int fdnn_in_parallel(void)
-{
-#ifdef FDNN_HAVE_OPENMP
-    return omp_in_parallel();
-#else
-    return 0;
-#endif
-}
-
-static int fdnn_omp_threads(void)
-{
-#ifdef FDNN_HAVE_OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
 DEFINE_BLAS_SPLIT(blas_sgemm, float, cblas_sgemm)
 DEFINE_BLAS_SPLIT(blas_dgemm, double, cblas_dgemm)
 #endif
@@ -172,10 +166,39 @@ int fdnn_cpu_threads(void)
 #endif
 }
 
+/* The streamed-B AVX-512 kernel (gemm_panel_avx512.c) where BLAS's packing of B dominates:
+ * B not transposed with at least one full 48-column panel, a reduction short enough for a B
+ * panel to stay in L1 (k <= 256), leading dimensions at least the row lengths. Columns split over the
+ * OpenMP threads in whole panels (one call when already inside a parallel region).
+ * FREEDNN_CPU_PANEL_GEMM=0 turns it off (comparisons; read once). Returns 1 when it ran. */
+#ifdef FDNN_HAVE_AVX512
+static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                       float *c, int64_t ldc)
+{
+    static int on = -1;
+    if (on < 0) on = fdnn_env_int("FREEDNN_CPU_PANEL_GEMM", 1) && !fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0) && fdnn_cpu_has_avx512();
+    if (!on || tb || n < FDNN_PANEL_NB || k < 1 || k > 256) return 0;
+    if (ldb < n || ldc < n || lda < (ta ? m : k)) return 0;
+    const int panels = (n + FDNN_PANEL_NB - 1) / FDNN_PANEL_NB;
+    int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();
+    if (nt > panels) nt = panels;
+    const int per = (panels + nt - 1) / nt;
+    _Pragma("omp parallel for schedule(static) if (nt > 1)") for (int t = 0; t < nt; t++)
+    {
+        const int j0 = t * per * FDNN_PANEL_NB, j1 = (t + 1) * per * FDNN_PANEL_NB < n ? (t + 1) * per * FDNN_PANEL_NB : n;
+        if (j0 < j1) fdnn_sgemm_panel_avx512(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+    return 1;
+}
+#endif
+
 void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc)
 {
     if (m <= 0 || n <= 0) return;
+#ifdef FDNN_HAVE_AVX512
+    if (panel_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
+#endif
 #ifdef FDNN_HAVE_CBLAS
     int64_t la = lda, lb = ldb, lc = ldc;
     if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {

@@ -13,6 +13,7 @@
 #include "conv_ref.h"
 
 static int skipped;
+static cudnnConvolutionFwdAlgo_t g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
 
 typedef struct {
     int n, c, k, h, w, r, s, ph, pw, sh, sw, dh, dw, p, q, flip, nhwc, wnhwc;
@@ -84,7 +85,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     size_t ws = 0;
     float fa = (float)alpha, fb = (float)beta;
     cudnnStatus_t st;
-    if (dir == 0) st = cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, &ws);
+    if (dir == 0) st = cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, g_fwd_algo, &ws);
     else if (dir == 1) st = cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, &ws);
     else st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, &ws);
     if (st == CUDNN_STATUS_NOT_SUPPORTED) {
@@ -92,7 +93,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     } else {
         TH_CHECK(st == CUDNN_STATUS_SUCCESS, "workspace query: status %d", (int)st);
         void *wsb = ws ? th_alloc(h, ws) : NULL;
-        if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, wsb, ws, &fb, yd, by);
+        if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, g_fwd_algo, wsb, ws, &fb, yd, by);
         else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws, &fb, xd, bx);
         else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws, &fb, wd, bw);
         char what[200];
@@ -105,7 +106,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
             th_compare(what, got, want, nout, th_tolerance("conv", CUDNN_DATA_FLOAT));
             if (ws) {   /* too little workspace: BAD_PARAM, output untouched */
                 th_upload(h, bo, hb, nout * 4);
-                if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, wsb, ws - 1, &fb, yd, by);
+                if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, g_fwd_algo, wsb, ws - 1, &fb, yd, by);
                 else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws - 1, &fb, xd, bx);
                 else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws - 1, &fb, wd, bw);
                 TH_CHECK(st == CUDNN_STATUS_BAD_PARAM, "%s: workspace-1 gives %d, want BAD_PARAM", what, (int)st);
@@ -179,6 +180,27 @@ int main(void)
             int a = th_randint(0, 3);
             if (!random_prob(&pb, dir) || !run_case(h, &pb, dir, ab[a][0], ab[a][1])) t--;
         }
+    }
+    /* NCHW FLOAT through the GEMM forms (forward ALGO_GEMM, backward data ALGO_1), whose
+     * GEMMs with B not transposed, >= 48 columns and a reduction of <= 256 run the streamed-B
+     * AVX-512 kernel on CPUs that have it: 1x1 (the no-copy form) and 3x3 with C*9 <= 256
+     * (im2col), output sizes that are not multiples of the 48-column panel, row counts that are
+     * not multiples of its 8-row tile, one image (columns split over threads) and three (one
+     * image per thread); the forward 3x3 with C = 40 (reduction 360) stays with BLAS. */
+    {
+        g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+        static const int sp[][2] = { { 8, 6 }, { 7, 7 }, { 10, 10 }, { 13, 12 } };
+        static const int ck[][2] = { { 5, 13 }, { 64, 64 }, { 70, 9 }, { 17, 28 }, { 28, 64 }, { 40, 24 } };
+        int t = 0;
+        for (int dir = 0; dir < 2; dir++)
+            for (size_t a = 0; a < sizeof ck / sizeof ck[0]; a++)
+                for (size_t b = 0; b < sizeof sp / sizeof sp[0]; b++, t++) {
+                    const int three = ck[a][0] == 40 || ((ck[a][0] == 17 || ck[a][0] == 28) && t % 2 == 0);
+                    const int H = sp[b][0], W = sp[b][1], f = three ? 3 : 1;
+                    prob pb = { t % 2 ? 3 : 1, ck[a][0], ck[a][1], H, W, f, f, f / 2, f / 2, 1, 1, 1, 1, H, W, t % 3 == 0, 0, 0, 1 };
+                    run_case(h, &pb, dir, ab[t % 4][0], ab[t % 4][1]);
+                }
+        g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     }
     printf("skipped (NOT_SUPPORTED): %d\n", skipped);
     cudnnDestroy(h);
