@@ -190,6 +190,17 @@ struct P2 {
 using fdnn_ewd::fdiv;
 using fdnn_ewd::fmod_;
 
+/* Walk index k of a plane-major grid -> u (the output column, or column pair / unit, fU = its
+ * count per row), output row oh and plane n*C + c. */
+__device__ __forceinline__ void p2_plane_decode(const fdnn_ewd::FDiv &fU, const fdnn_ewd::FDiv &fOH, unsigned k, unsigned &u, unsigned &oh,
+                                                unsigned &plane)
+{
+    u = fdnn_ewd::fmod_(fU, k);
+    const unsigned r = fdnn_ewd::fdiv(fU, k);
+    oh = fdnn_ewd::fmod_(fOH, r);
+    plane = fdnn_ewd::fdiv(fOH, r);
+}
+
 template <typename T, int VL> struct VLd {
     typedef typename fdnn_ewd::Acc<T>::type F;
     static __device__ __forceinline__ void ld(const T *p, F *o)
@@ -479,12 +490,7 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, 
         const unsigned k = base + lane;
         const bool act = k < g.total;
         unsigned ow = 0, oh = 0, plane = 0;
-        if (act) {
-            ow = fmod_(g.fOW, k);
-            const unsigned r = fdiv(g.fOW, k);
-            oh = fmod_(g.fOH, r);
-            plane = fdiv(g.fOH, r);
-        }
+        if (act) p2_plane_decode(g.fOW, g.fOH, k, ow, oh, plane);
         const T *xp = X + (size_t)plane * g.H * g.W;
         F c0[3], c1[3], cl[3];
         bool rok[3];
@@ -784,12 +790,7 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
         const unsigned k = base + lane;
         const bool act = k < units;
         unsigned u = 0, oh = 0, plane = 0;
-        if (act) {
-            u = fmod_(fU, k); /* pairs per output row = OW / 2 */
-            const unsigned r = fdiv(fU, k);
-            oh = fmod_(g.fOH, r);
-            plane = fdiv(g.fOH, r);
-        }
+        if (act) p2_plane_decode(fU, g.fOH, k, u, oh, plane); /* pairs per output row = OW / 2 */
         const T *xp = X + (size_t)plane * g.H * g.W;
         F c[3][4], cl[3];
         bool rok[3];
@@ -880,12 +881,7 @@ __global__ void __launch_bounds__(256) pool2d_bwd_k3s2p1_nchw_cell(P2 g, const s
         const unsigned k = base + lane;
         const bool act = k < items;
         unsigned ow = 0, oh = 0, plane = 0;
-        if (act) {
-            ow = fmod_(g.fOW, k);
-            const unsigned r = fdiv(g.fOW, k);
-            oh = fmod_(g.fOH, r);
-            plane = fdiv(g.fOH, r);
-        }
+        if (act) p2_plane_decode(g.fOW, g.fOH, k, ow, oh, plane);
         const T *dyp = DY + (size_t)plane * g.OH * g.OW;
         const signed char *mp = MAXM ? map + (size_t)plane * g.OH * g.OW : NULL;
         const bool down = act && oh + 1 < g.OH, right = act && ow + 1 < g.OW;

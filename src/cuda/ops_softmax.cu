@@ -254,6 +254,19 @@ __global__ void __launch_bounds__(256) sm_chan_bwd(const T *Yv, const T *DY, T *
  * for backward) are merged in slice order by every thread (fixed order: deterministic, same
  * value in the whole column). x (y, dy) is read twice, the second time mostly from L2. */
 const int SM_SL = 8;
+
+/* The sum (MAX: the NaN-keeping max) of v over the SM_SL channel slices (threadIdx.y) of column
+ * threadIdx.x, in slice order (deterministic), through sh; every thread of the block calls it. */
+template <bool MAX, typename F> __device__ __forceinline__ F slice_reduce(F v, F (*sh)[32])
+{
+    sh[threadIdx.y][threadIdx.x] = v;
+    __syncthreads();
+    F r = sh[0][threadIdx.x];
+#pragma unroll
+    for (int k = 1; k < SM_SL; k++) r = MAX ? fmaxn(r, sh[k][threadIdx.x]) : r + sh[k][threadIdx.x];
+    __syncthreads(); /* sh is rewritten by the next reduction */
+    return r;
+}
 template <typename T>
 __global__ void __launch_bounds__(256) sm_chan_fwd_sl(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
                                                       typename Acc<T>::type alpha, typename Acc<T>::type beta)
@@ -312,11 +325,7 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
                 s += lg ? dy : dy * to_a(Yv[o]);
             }
         }
-        shs[ty][tx] = s;
-        __syncthreads();
-        s = shs[0][tx];
-        for (int k = 1; k < SM_SL; k++) s += shs[k][tx];
-        __syncthreads();
+        s = slice_reduce<false>(s, shs);
         if (!on) continue;
 #pragma unroll 4
         for (unsigned c = ty; c < C; c += SM_SL) {
@@ -360,12 +369,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigne
 #pragma unroll
             for (int k = 0; k < RV; k++)
                 if (ty + (unsigned)SM_SL * k < C) m = fmaxn(m, v[k]);
-            shm[ty][tx] = m;
-            __syncthreads();
-            m = shm[0][tx];
-#pragma unroll
-            for (int j = 1; j < SM_SL; j++) m = fmaxn(m, shm[j][tx]);
-            __syncthreads(); /* shm is rewritten below */
+            m = slice_reduce<true>(m, shm);
         }
         F s = F(0);
 #pragma unroll
@@ -375,12 +379,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigne
                 if (!lg) v[k] = e;
                 s += e;
             }
-        shm[ty][tx] = s;
-        __syncthreads();
-        s = shm[0][tx];
-#pragma unroll
-        for (int j = 1; j < SM_SL; j++) s += shm[j][tx];
-        __syncthreads(); /* shm is rewritten by the next row group */
+        s = slice_reduce<false>(s, shm);
         if (!on) continue;
         const F ls = lg ? flog_(s) : F(0), inv = F(1) / s;
 #pragma unroll
@@ -417,12 +416,7 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_slr(const T *Yv, const T *DY,
 #pragma unroll
         for (int k = 0; k < RV; k++)
             if (ty + (unsigned)SM_SL * k < C) s += lg ? d[k] : d[k] * y[k];
-        shs[ty][tx] = s;
-        __syncthreads();
-        s = shs[0][tx];
-#pragma unroll
-        for (int j = 1; j < SM_SL; j++) s += shs[j][tx];
-        __syncthreads();
+        s = slice_reduce<false>(s, shs);
         if (!on) continue;
 #pragma unroll
         for (int k = 0; k < RV; k++) {
