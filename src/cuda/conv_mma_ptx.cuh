@@ -13,6 +13,13 @@
 
 namespace fdnn_ptx {
 
+/* One mma.sync D += A * B with f32 accumulators: SHAPE ("m16n8k16", "m16n8k8") and the A/B type
+ * ("f16", "bf16", "tf32") spliced into the instruction; d: 4 floats, a: 4 and b: 2 registers. */
+#define FDNN_MMA_SYNC(SHAPE, TY, d, a, b)                                                                              \
+    asm volatile("mma.sync.aligned." SHAPE ".row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n" \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                                \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"((b)[0]), "r"((b)[1]))
+
 /* Per element type: prep() turns raw fragment registers into mma operands (a no-op for the
  * 16-bit types), mma() is one D += A * B of m16n8k16 (16-bit) or m16n8k8 (TF32), load2/store2
  * read/write two adjacent elements as floats (the epilogue's alpha/beta blend). */
@@ -21,9 +28,7 @@ template <> struct MmaOps<__half> {
     static __device__ __forceinline__ void prep(uint32_t *, int) {}
     static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
     {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        FDNN_MMA_SYNC("m16n8k16", "f16", d, a, b);
     }
     static __device__ __forceinline__ float2 load2(const __half *p) { return __half22float2(*(const __half2 *)p); }
     static __device__ __forceinline__ void store2(__half *p, float a, float b) { *(__half2 *)p = __floats2half2_rn(a, b); }
@@ -32,9 +37,7 @@ template <> struct MmaOps<__nv_bfloat16> {
     static __device__ __forceinline__ void prep(uint32_t *, int) {}
     static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
     {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        FDNN_MMA_SYNC("m16n8k16", "bf16", d, a, b);
     }
     static __device__ __forceinline__ float2 load2(const __nv_bfloat16 *p)
     {
@@ -55,9 +58,7 @@ template <> struct MmaOps<float> {
     }
     static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
     {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        FDNN_MMA_SYNC("m16n8k8", "tf32", d, a, b);
     }
     static __device__ __forceinline__ float2 load2(const float *p) { return *(const float2 *)p; }
     static __device__ __forceinline__ void store2(float *p, float a, float b) { *(float2 *)p = make_float2(a, b); }

@@ -850,6 +850,17 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
  * shuffle sees a full warp. items = planes * OH * OW. (A thread per dx pair, loading each term
  * twice, measured 48% (max) and 38% (average) of the copy bandwidth on the H200; this form 67%
  * and 63%.) */
+/* Divisor of the 3x3/2 pad-1 average window of output (oh, ow): 9 counting the padding, else
+ * the number of its pixels inside the H x W image. */
+template <typename F> __device__ __forceinline__ F p2_k3s2p1_div(const P2 &g, int oh, int ow)
+{
+    if (g.incl) return F(9);
+    const int hs = 2 * oh - 1, ws = 2 * ow - 1;
+    const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
+    const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
+    return F((h1 - h0) * (w1 - w0));
+}
+
 template <typename T, bool MAXM>
 __device__ __forceinline__ typename fdnn_ewd::Acc<T>::type p2_cell_term(const P2 &g, const T *dyp, const signed char *mp, int oh, int ow,
                                                                         int &tap)
@@ -861,14 +872,7 @@ __device__ __forceinline__ typename fdnn_ewd::Acc<T>::type p2_cell_term(const P2
         tap = mp[yo];
         return q;
     }
-    F div;
-    if (g.incl) div = F(9);
-    else {
-        const int hs = 2 * oh - 1, ws = 2 * ow - 1;
-        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
-        const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
-        div = F((h1 - h0) * (w1 - w0));
-    }
+    const F div = p2_k3s2p1_div<F>(g, oh, ow);
     return div > F(0) ? q / div : F(0);
 }
 template <typename T, bool MAXM>
@@ -953,14 +957,7 @@ __device__ __forceinline__ void p2_cell_vec(const P2 &g, const T *DY, const sign
         MapLd<VL>::ld(map + yo, t);
         return;
     }
-    F div;
-    if (g.incl) div = F(9);
-    else {
-        const int hs = 2 * oh - 1, ws = 2 * ow - 1;
-        const int h0 = hs < 0 ? 0 : hs, h1 = hs + 3 < (int)g.H ? hs + 3 : (int)g.H;
-        const int w0 = ws < 0 ? 0 : ws, w1 = ws + 3 < (int)g.W ? ws + 3 : (int)g.W;
-        div = F((h1 - h0) * (w1 - w0));
-    }
+    const F div = p2_k3s2p1_div<F>(g, oh, ow);
 #pragma unroll
     for (int l = 0; l < VL; l++) q[l] = q[l] / div; /* div >= 1: the window covers a pixel */
 }

@@ -480,6 +480,21 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_reg(const T *X, T *Y, unsigne
  * Same formulas as sm_chan_fwd_reg / sm_chan_bwd (exact two-pass max and sum in registers, fixed
  * shuffle trees: deterministic); the sum's association differs from the scalar kernels (per-lane
  * partials over VL-wide pieces), within the rounding of the float accumulation. */
+/* Butterfly all-reduce over the warp of RW independent values per lane (the RW rows a warp
+ * handles): sum, or the NaN-keeping max; all RW shuffles of a step are issued before they are
+ * combined. Every lane ends with the same, fixed-order result. */
+template <bool MAX, int RW, typename F> __device__ __forceinline__ void warp_allreduce(F *v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        F a[RW];
+#pragma unroll
+        for (int q = 0; q < RW; q++) a[q] = __shfl_xor_sync(0xffffffffu, v[q], o);
+#pragma unroll
+        for (int q = 0; q < RW; q++) v[q] = MAX ? fmaxn(v[q], a[q]) : v[q] + a[q];
+    }
+}
+
 template <typename T, int NV, int RW>
 __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigned rows, unsigned C, int algo, typename Acc<T>::type alpha,
                                                        typename Acc<T>::type beta)
@@ -520,16 +535,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
                     }
             }
         }
-        if (!fast) {
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                F a[RW];
-#pragma unroll
-                for (int q = 0; q < RW; q++) a[q] = __shfl_xor_sync(0xffffffffu, m[q], o);
-#pragma unroll
-                for (int q = 0; q < RW; q++) m[q] = fmaxn(m[q], a[q]);
-            }
-        }
+        if (!fast) warp_allreduce<true, RW>(m);
 #pragma unroll
         for (int q = 0; q < RW; q++) {
             s[q] = F(0);
@@ -544,14 +550,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
                     }
                 }
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            F a[RW];
-#pragma unroll
-            for (int q = 0; q < RW; q++) a[q] = __shfl_xor_sync(0xffffffffu, s[q], o);
-#pragma unroll
-            for (int q = 0; q < RW; q++) s[q] += a[q];
-        }
+        warp_allreduce<false, RW>(s);
 #pragma unroll
         for (int q = 0; q < RW; q++) {
             if (!rok[q]) continue;
@@ -609,11 +608,7 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_vec(const T *Yv, const T *DY,
                     for (int l = 0; l < VL; l++) s[q] += lg ? to_a(d[q][j].e[l]) : to_a(d[q][j].e[l]) * to_a(y[q][j].e[l]);
                 }
         }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const F a0 = __shfl_xor_sync(0xffffffffu, s[0], o), a1 = __shfl_xor_sync(0xffffffffu, s[1], o);
-            s[0] += a0, s[1] += a1;
-        }
+        warp_allreduce<false, 2>(s);
 #pragma unroll
         for (int q = 0; q < 2; q++) {
             if (!rok[q]) continue;
