@@ -1,5 +1,8 @@
 /* igemm_lab: correctness and speed of the mma.sync implicit-GEMM forward convolution
- * (src/cuda/conv_fwd_mma.cuh) on its own, outside the library.
+ * (src/cuda/conv_fwd_mma.cuh) and, on an H200 with an sm_90a build, of the warpgroup-MMA one
+ * (src/cuda/conv_fwd_wgmma.cuh, every tile configuration, on the layers with C % 64 == 0) on
+ * their own, outside the library. `--only LAYER CFG` runs one benchmark layer with one
+ * configuration (for Nsight Compute).
  *   - small odd-shaped cases (stride, padding, dilation, both modes, beta != 0, partial tiles),
  *     every tile configuration: checked only;
  *   - the benchmark layers (N,C,H,W,K,R,S,stride,pad), HALF and BFLOAT16: checked and timed
@@ -15,7 +18,7 @@
 #include <cmath>
 #include <type_traits>
 #include <cublas_v2.h>
-#include "../../src/cuda/conv_fwd_mma.cuh"
+#include "../../src/cuda/conv_fwd_wgmma.cuh"
 
 using namespace fdnn_mma;
 
@@ -93,10 +96,20 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
     }
 }
 
-static const char *cfg_name(MmaConfig c)
+/* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i */
+static const char *cfg_name(int c)
 {
-    static const char *const names[MMA_NCONFIGS] = {"128x128", "128x64", "64x64", "256x64", "256x128"};
-    return (unsigned)c < (unsigned)MMA_NCONFIGS ? names[c] : "?";
+    static const char *const names[MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS] = {"128x128", "128x64", "64x64", "256x64", "256x128",
+        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3"};
+    return (unsigned)c < (unsigned)(MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS) ? names[c] : "?";
+}
+static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
+
+template <typename T>
+static cudaError_t launch(const MmaConvParams &P, int cfg)
+{
+    if (cfg >= MMA_NCONFIGS) return fdnn_wg::wg_launch<T>(P, (fdnn_wg::WgConfig)(cfg - MMA_NCONFIGS), 0);
+    return mma_launch<T>(P, (MmaConfig)cfg, 0);
 }
 
 template <typename T>
@@ -130,7 +143,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     else CK(cudaMemset(y, 0xff, ny * sizeof(T)));
     ref_kernel<T><<<4096, 256>>>(x, w, y0, ref, P);
     CK(cudaGetLastError());
-    const MmaConfig cfg = force_cfg >= 0 ? (MmaConfig)force_cfg : mma_pick(P, sms);
+    const int cfg = force_cfg >= 0 ? force_cfg : (int)mma_pick(P, sms);
     /* the library's split-K plan (float partials + an ordered reduction) */
     const MmaSplit sp = mma_split(P.m, P.k, P.kg, (int)sizeof(T));
     float *ws = nullptr;
@@ -140,7 +153,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
         P.kt_per = sp.kt_per;
         P.ws = ws;
     }
-    CK(mma_launch<T>(P, cfg, 0));
+    CK(launch<T>(P, cfg));
     CK(cudaDeviceSynchronize());
     CK(cudaMemset(dev_max, 0, 2 * sizeof(unsigned)));
     cmp_kernel<T><<<1024, 256>>>(y, ref, ny, dev_max, dev_max + 1);
@@ -160,9 +173,9 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
-        for (int i = 0; i < 3; i++) CK(mma_launch<T>(P, cfg, 0));
+        for (int i = 0; i < 3; i++) CK(launch<T>(P, cfg));
         CK(cudaEventRecord(e0));
-        for (int i = 0; i < 20; i++) CK(mma_launch<T>(P, cfg, 0));
+        for (int i = 0; i < 20; i++) CK(launch<T>(P, cfg));
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         float ms;
@@ -204,10 +217,36 @@ int main(int argc, char **argv)
     printf("igemm_lab on %s (sm_%d%d, %d SMs); PASS = max|y-ref|/max|ref| < 1e-2\n", prop.name, prop.major, prop.minor,
            prop.multiProcessorCount);
     if (prop.major < 8) { printf("needs compute capability 8.0+\n"); return 1; }
+#ifdef FDNN_HAVE_SM90A
+    g_wgmma = prop.major == 9 && prop.minor == 0;
+#endif
+    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS : 0);
+    printf("wgmma kernels: %s\n", g_wgmma ? "yes" : "no (not an sm_90a build on a 9.0 device)");
     cublasHandle_t cb;
     if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 2; }
     int fails = 0, total = 0;
 
+    const Layer big[] = {
+        {32, 64, 224, 224, 64, 3, 3, 1, 1, 1, 0, 0.0f, 64},
+        {128, 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0.0f, 64},
+        {128, 256, 56, 56, 64, 1, 1, 1, 0, 1, 0, 0.0f, 256},
+        {128, 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0.0f, 128},
+        {32, 8, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0.0f, 3}, /* C = 3 padded to 8 (zeros); FLOPs count C = 8 */
+        {32, 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0.0f, 512}, /* 52 tiles: split-K */
+        {32, 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0.0f, 256},
+        {128, 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0.0f, 256},
+        {32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0.0f, 64},
+        {32, 64, 56, 56, 256, 1, 1, 1, 0, 1, 0, 0.0f, 64},
+        {32, 2048, 7, 7, 512, 1, 1, 1, 0, 1, 0, 0.0f, 2048},
+    };
+    /* --only LAYER CFG: that benchmark layer with that configuration, fp16, timed (for profilers) */
+    if (argc > 3 && !strcmp(argv[1], "--only")) {
+        const int li = atoi(argv[2]), cfg = atoi(argv[3]);
+        if (li < 0 || li >= (int)(sizeof big / sizeof big[0]) || cfg < 0 || cfg >= ncfg) { printf("bad --only\n"); return 2; }
+        const int ok = run_layer<__half>(big[li], 1, cfg, cb, prop.multiProcessorCount, nullptr, 0);
+        cublasDestroy(cb);
+        return ok ? 0 : 1;
+    }
     printf("-- correctness, odd shapes, every tile configuration (forced)\n");
     const Layer small[] = {
         /* n  c   h   w   k  r s str pad dil flip beta creal */
@@ -219,23 +258,19 @@ int main(int argc, char **argv)
         {2, 8, 23, 23, 16, 7, 7, 2, 3, 1, 1, 0.0f, 3},
         {2, 256, 7, 7, 136, 3, 3, 1, 1, 1, 0, 0.5f, 256}, /* 2 tiles, 72 slices: split-K (partial K tile, beta) */
         {3, 128, 6, 5, 64, 3, 3, 1, 1, 2, 1, 0.0f, 128},  /* split-K with K <= 64 */
+        /* C % 64 == 0 (the wgmma kernels' requirement): strides, dilation, both modes, partial tiles */
+        {3, 64, 11, 13, 72, 3, 3, 2, 1, 1, 1, 0.5f, 64},
+        {2, 192, 9, 9, 200, 5, 5, 1, 2, 2, 0, -1.0f, 192},
+        {1, 64, 20, 20, 64, 1, 1, 1, 0, 1, 0, 0.0f, 64},
+        {5, 128, 15, 17, 264, 3, 3, 1, 1, 1, 1, 0.0f, 128},
     };
     for (const Layer &L : small)
-        for (int cfg = 0; cfg < MMA_NCONFIGS; cfg++) {
+        for (int cfg = 0; cfg < (L.c % 64 ? MMA_NCONFIGS : ncfg); cfg++) {
             fails += !run_layer<__half>(L, 0, cfg, cb, prop.multiProcessorCount, nullptr, 0);
             fails += !run_layer<__nv_bfloat16>(L, 0, cfg, cb, prop.multiProcessorCount, nullptr, 0);
             total += 2;
         }
 
-    const Layer big[] = {
-        {32, 64, 224, 224, 64, 3, 3, 1, 1, 1, 0, 0.0f, 64},
-        {128, 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0.0f, 64},
-        {128, 256, 56, 56, 64, 1, 1, 1, 0, 1, 0, 0.0f, 256},
-        {128, 128, 28, 28, 128, 3, 3, 1, 1, 1, 0, 0.0f, 128},
-        {32, 8, 224, 224, 64, 7, 7, 2, 3, 1, 0, 0.0f, 3}, /* C = 3 padded to 8 (zeros); FLOPs count C = 8 */
-        {32, 512, 7, 7, 512, 3, 3, 1, 1, 1, 0, 0.0f, 512}, /* 52 tiles: split-K */
-        {32, 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0.0f, 256},
-    };
     size_t scratch_bytes = 0;
     void *scratch = nullptr;
     if (!quick) {
@@ -269,6 +304,15 @@ int main(int argc, char **argv)
                 fails += !run_layer<__half>(L, 1, cfg, cb, prop.multiProcessorCount, nullptr, 0);
                 total++;
             }
+        /* every wgmma configuration, timed (fp16; bf16 on the first) */
+        for (int cfg = MMA_NCONFIGS; cfg < (L.c % 64 ? MMA_NCONFIGS : ncfg); cfg++) {
+            fails += !run_layer<__half>(L, !quick, cfg, cb, prop.multiProcessorCount, nullptr, 0);
+            total++;
+            if (cfg == MMA_NCONFIGS) {
+                fails += !run_layer<__nv_bfloat16>(L, !quick, cfg, cb, prop.multiProcessorCount, nullptr, 0);
+                total++;
+            }
+        }
         fails += !run_layer<__half>(L, !quick, -1, cb, prop.multiProcessorCount, scratch, scratch_bytes);
         fails += !run_layer<__nv_bfloat16>(L, !quick, -1, cb, prop.multiProcessorCount, scratch, scratch_bytes);
         total += 2;

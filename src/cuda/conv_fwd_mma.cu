@@ -10,7 +10,8 @@
  * rounded to 256 bytes), 0 when C % 8 == 0; plus, when the tile grid is small and the reduction
  * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
  * kernel (deterministic). */
-#include "conv_fwd_mma.cuh"
+#include <stdlib.h>
+#include "conv_fwd_wgmma.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
 #include "cuda_internal.h"
@@ -62,6 +63,28 @@ size_t split_bytes(const fdnn_conv_problem *p)
 }
 
 using fdnn_ptx::aligned16;
+
+/* the Hopper warpgroup-MMA kernel (conv_fwd_wgmma.cuh) takes the problem: HALF or BFLOAT16 with
+ * C % 64 == 0 (whole 64-channel slices of one filter tap) and R*S*C >= 256, the library carries sm_90a code and the
+ * device is compute capability 9.0; FREEDNN_CUDA_WGMMA=0 keeps the mma.sync kernel */
+int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
+{
+#ifdef FDNN_HAVE_SM90A
+    static int env = -1;
+    if (env < 0) {
+        const char *v = getenv("FREEDNN_CUDA_WGMMA");
+        env = !(v && v[0] == '0');
+    }
+    /* a reduction of fewer than 4 slices (1x1 with C < 256) leaves the pipeline empty: the
+     * mma.sync kernel, with more blocks per SM, is faster there (r50_1x1_64_256_56 0.039 ms against 0.061) */
+    return env && cs && cs->cc == 90 && p->c % 64 == 0 && (long long)p->flt[1] * p->flt[2] * p->c >= 256 &&
+           (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16);
+#else
+    (void)cs;
+    (void)p;
+    return 0;
+#endif
+}
 
 } // namespace
 
@@ -166,8 +189,15 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         P.ws = (float *)a->workspace;
     }
     const int sms = cs ? cs->prop.multiProcessorCount : 132;
-    const fdnn_mma::MmaConfig cfg = fdnn_mma::mma_pick(P, sms);
     cudaError_t e;
+    if (wgmma_ok(cs, p)) {
+        /* Hopper: the warpgroup-MMA kernel, same problem, split plan and workspace */
+        const fdnn_wg::WgConfig wc = fdnn_wg::wg_pick(P, sms);
+        if (p->xtype == CUDNN_DATA_HALF) e = fdnn_wg::wg_launch<__half>(P, wc, fdnn_cuda_stream(h));
+        else e = fdnn_wg::wg_launch<__nv_bfloat16>(P, wc, fdnn_cuda_stream(h));
+        return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma (wgmma)");
+    }
+    const fdnn_mma::MmaConfig cfg = fdnn_mma::mma_pick(P, sms);
     if (p->xtype == CUDNN_DATA_HALF) e = fdnn_mma::mma_launch<__half>(P, cfg, fdnn_cuda_stream(h));
     else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_mma::mma_launch<float>(P, cfg, fdnn_cuda_stream(h));
     else e = fdnn_mma::mma_launch<__nv_bfloat16>(P, cfg, fdnn_cuda_stream(h));

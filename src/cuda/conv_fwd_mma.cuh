@@ -337,18 +337,16 @@ static inline size_t mma_split_bytes(const MmaSplit &sp, int m, int k)
     return sp.splits > 1 ? (size_t)sp.splits * (size_t)m * (size_t)k * sizeof(float) : 0;
 }
 
-template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
-static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
+/* Launches a tile kernel on the BM x BN tile grid (times the splits), with smem_bytes of dynamic
+ * shared memory (more than 48 KiB needs an opt-in, once per kernel and device: *opted is the
+ * caller's mask), then with several splits the ordered reduction of the partials into y. */
+template <typename T, int BM, int BN, typename Kern>
+static cudaError_t tile_launch(Kern kern, int threads, int smem_bytes, unsigned long long *opted, const MmaConvParams &P, cudaStream_t st)
 {
-    typedef MmaTile<BM, BN, MMA_STAGES> Tile;
-    auto kern = conv_fwd_mma_kernel<T, BM, BN, WARPS_M, WARPS_N, MMA_STAGES>;
-    /* more than 48 KiB of dynamic shared memory needs an opt-in, once per kernel and device (made
-     * for every tile size here, as before) */
-    static unsigned long long opted = 0;
-    cudaError_t e = fdnn_ptx::opt_in_smem(kern, Tile::SMEM_BYTES, &opted);
+    cudaError_t e = fdnn_ptx::opt_in_smem(kern, smem_bytes, opted);
     if (e != cudaSuccess) return e;
     dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN), (unsigned)(P.splits > 1 ? P.splits : 1));
-    kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
+    kern<<<grid, threads, smem_bytes, st>>>(P);
     e = cudaGetLastError();
     if (e != cudaSuccess || P.splits <= 1) return e;
     const long long pairs = (long long)P.m * P.k / 2;
@@ -356,6 +354,14 @@ static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
     if (blocks > 4096) blocks = 4096;
     mma_reduce_kernel<T><<<(unsigned)blocks, 256, 0, st>>>(P);
     return cudaGetLastError();
+}
+
+template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
+static cudaError_t mma_launch_cfg(const MmaConvParams &P, cudaStream_t st)
+{
+    static unsigned long long opted = 0;
+    return tile_launch<T, BM, BN>(conv_fwd_mma_kernel<T, BM, BN, WARPS_M, WARPS_N, MMA_STAGES>, NTHREADS,
+                                  MmaTile<BM, BN, MMA_STAGES>::SMEM_BYTES, &opted, P, st);
 }
 
 /* T = __half, __nv_bfloat16 or float (TF32). P.splits / P.kt_per from mma_split (or 1 and

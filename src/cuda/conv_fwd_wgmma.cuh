@@ -1,0 +1,410 @@
+/* Hopper (sm_90a) tensor-core implicit-GEMM forward convolution for HALF / BFLOAT16 with
+ * C % 64 == 0: the same problem, GEMM view, split-K plan and epilogue as conv_fwd_mma.cuh (MmaConvParams), with the
+ * products issued as warpgroup MMAs (wgmma.mma_async m64nNk16, f32 accumulators) that read both
+ * operands straight from shared memory, in place of mma.sync on ldmatrix fragments.
+ *
+ * Tiling: 256 threads = two warpgroups; a block computes a BM x BN tile of y, each warpgroup BM/2
+ * rows (BM/128 wgmma row blocks of 64) by all BN columns (one m64nBNk16 instruction per row block
+ * and k16 step). The reduction goes in slices of BK = 64 channels of one filter tap (C % 64 == 0,
+ * so the tap and channel offset of a slice are the same for the whole block and step without
+ * divisions). Thread t copies 16-byte chunk t % 8 of rows t/8 + 32 i of A and B (eight
+ * neighbouring threads copy one whole 128-byte row) with cp.async into a STAGES-deep ring; A rows
+ * outside the image or past M are zero-filled, B rows past K copy real filters (K-row % K), whose
+ * columns are never stored. A row's bounds test and address take a few integer instructions per
+ * slice, which matters: the same warps issue the copies and the MMAs, and a copy path three times
+ * longer (per-chunk tap decoding, per-row predicates) held the kernel to half its speed.
+ *
+ * Shared layout: the canonical K-major layout with the 128-byte swizzle that wgmma's descriptors
+ * describe: row r of a tile at r*128 bytes, its 16-byte chunk c at chunk c ^ (r % 8), tiles 1024-byte
+ * aligned; a descriptor holds the start address, the 1024-byte stride between groups of 8 rows
+ * and the swizzle mode, and the k16 step j of a slice starts 32*j bytes further.
+ *
+ * Pipeline, slice kt: wait for this thread's copies of kt, fence them to the async proxy, block
+ * barrier (everyone's copies of kt have landed, and every warpgroup has retired the wgmma of
+ * kt-2); issue the wgmmas of kt and commit them; issue the copies of slice kt+STAGES-2 into the
+ * stage kt-2 used; wait until at most one wgmma group (kt's) is in flight. So one slice of MMAs
+ * always overlaps the copies and the barrier of the next. Deterministic: fixed reduction order.
+ * Compiled for sm_90a only (the body is a trap elsewhere); the host launches it only when
+ * FDNN_HAVE_SM90A says the library carries sm_90a code and the device is compute capability 9.0. */
+#ifndef FDNN_CUDA_CONV_FWD_WGMMA_CUH
+#define FDNN_CUDA_CONV_FWD_WGMMA_CUH
+#include "conv_fwd_mma.cuh"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FDNN_WGMMA_DEVICE 1
+#else
+#define FDNN_WGMMA_DEVICE 0
+#endif
+
+namespace fdnn_wg {
+
+using fdnn_mma::MmaConvParams;
+using fdnn_ptx::cp_async16;
+using fdnn_ptx::cp_async_commit;
+using fdnn_ptx::cp_async_wait;
+
+constexpr int THREADS = 256;  /* two warpgroups */
+constexpr int BK = 64;        /* 16-bit elements per slice: one 128-byte swizzled row */
+
+/* m64n64k16: 32 accumulator registers per thread */
+#define FDNN_WGMMA_N64(TY, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
+                 "%32, %33, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+                 : "l"(da), "l"(db), "n"(1))
+
+/* m64n128k16: 64 accumulator registers per thread */
+#define FDNN_WGMMA_N128(TY, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
+                 "%64, %65, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+                 : "l"(da), "l"(db), "n"(1))
+
+/* m64n256k16: 128 accumulator registers per thread */
+#define FDNN_WGMMA_N256(TY, d, da, db) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
+                 "%128, %129, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+                 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+                 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+                 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+                 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+                 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+                 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+                 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+                 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
+                 : "l"(da), "l"(db), "n"(1))
+
+template <typename T> struct WgOps;
+template <> struct WgOps<__half> {
+    template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
+    {
+        if constexpr (N == 64) FDNN_WGMMA_N64("f16", d, da, db);
+        else if constexpr (N == 128) FDNN_WGMMA_N128("f16", d, da, db);
+        else FDNN_WGMMA_N256("f16", d, da, db);
+    }
+};
+template <> struct WgOps<__nv_bfloat16> {
+    template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
+    {
+        if constexpr (N == 64) FDNN_WGMMA_N64("bf16", d, da, db);
+        else if constexpr (N == 128) FDNN_WGMMA_N128("bf16", d, da, db);
+        else FDNN_WGMMA_N256("bf16", d, da, db);
+    }
+};
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+/* generic-proxy writes (cp.async) made visible to the async proxy (wgmma operand reads) */
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* keeps the compiler from moving accumulator accesses across wgmma issue / wait points */
+template <int N> __device__ __forceinline__ void fence_regs(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart */
+__device__ __forceinline__ uint64_t desc128(uint32_t saddr)
+{
+    return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
+}
+/* byte offset of 16-byte chunk c of row r in a 128-byte-swizzled tile */
+__device__ __forceinline__ uint32_t swz128(int r, int c) { return (uint32_t)(r * 128 + ((c ^ (r & 7)) << 4)); }
+
+template <int BM, int BN, int STAGES>
+struct WgTile {
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024; /* + room to align the ring to 1024 */
+};
+
+template <typename T, int BM, int BN, int STAGES, int MINB>
+__global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const MmaConvParams P)
+{
+#if FDNN_WGMMA_DEVICE
+    static_assert(BM % 128 == 0 && (BN == 64 || BN == 128 || BN == 256) && STAGES >= 3, "tile");
+    constexpr int MT = BM / 128;       /* 64-row wgmma blocks per warpgroup */
+    constexpr int A_ROWS = BM / 32, B_ROWS = BN / 32;
+    constexpr int NACC = BN / 2;       /* accumulator floats per thread per 64-row block */
+    typedef WgTile<BM, BN, STAGES> Tile;
+
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const uint32_t smem = ((uint32_t)__cvta_generic_to_shared(smem_raw) + 1023u) & ~1023u;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wg = warp >> 2, wl = warp & 3;
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    /* copy assignment: 16-byte chunk lc (8 channels) of rows lr + 32 i, so that 8 neighbouring
+     * threads copy one whole 128-byte row (one request per 32-byte sector) */
+    const int lc = tid & 7, lr = tid >> 3;
+    const uint32_t dst0 = swz128(lr, lc); /* row lr + 32 i: 4096 i bytes further */
+
+    /* A row i (output pixel m0 + lr + 32 i): byte offset of its window corner (n, h0, w0) plus this
+     * thread's chunk; h0 = -2^30 past M (never in bounds) */
+    long long a_off[A_ROWS];
+    int a_h0[A_ROWS], a_w0[A_ROWS];
+#pragma unroll
+    for (int i = 0; i < A_ROWS; i++) {
+        const int m = m0 + lr + i * 32;
+        if (m < P.m) {
+            const int pq = P.p * P.q;
+            const int nn = m / pq, rem = m - nn * pq;
+            const int pp = rem / P.q, qq = rem - pp * P.q;
+            a_h0[i] = pp * P.sh - P.ph;
+            a_w0[i] = qq * P.sw - P.pw;
+            a_off[i] = (((((long long)nn * P.h + a_h0[i]) * P.w_) + a_w0[i]) * P.c + lc * 8) * (long long)sizeof(T);
+        } else {
+            a_h0[i] = -(1 << 30);
+            a_w0[i] = 0;
+            a_off[i] = 0;
+        }
+    }
+    /* B row i (output channel n0 + lr + 32 i; past K, channel (that) % K: the columns past K are
+     * computed from copies of real filters and never stored): its filter plus this thread's chunk */
+    const char *b_ptr[B_ROWS];
+#pragma unroll
+    for (int i = 0; i < B_ROWS; i++) {
+        int kk = n0 + lr + i * 32;
+        if (kk >= P.k) kk %= P.k;
+        b_ptr[i] = (const char *)P.w + ((long long)kk * P.kg + lc * 8) * (long long)sizeof(T);
+    }
+
+    const int kt_all = P.kg / BK; /* C % 64 == 0: whole slices */
+    const int kt0 = P.splits > 1 ? blockIdx.z * P.kt_per : 0;
+    const int ktiles = P.splits > 1 ? max(0, min(kt_all - kt0, P.kt_per)) : kt_all;
+
+    /* the next slice to load: one filter tap (r, s) and channels cb .. cb+63, the same for the
+     * whole block */
+    int kg = kt0 * BK, r, s, cb;
+    {
+        const int tap = kg / P.c;
+        cb = kg - tap * P.c;
+        r = tap / P.s;
+        s = tap - r * P.s;
+    }
+    const long long row_bytes = (long long)P.w_ * P.c * (long long)sizeof(T);
+    const unsigned H = (unsigned)P.h, W = (unsigned)P.w_;
+    const char *const xb0 = (const char *)P.x;
+    int ld_stage = 0;
+    /* copy the next slice into stage ld_stage, then step the slice and the stage on */
+    auto load_stage = [&]() {
+        const uint32_t sa = smem + ld_stage * Tile::STAGE_BYTES + dst0, sb = sa + Tile::A_BYTES;
+        const int dy = r * P.dh, dx = s * P.dw;
+        const char *xb = xb0 + (dy * row_bytes + ((long long)dx * P.c + cb) * (long long)sizeof(T));
+#pragma unroll
+        for (int i = 0; i < A_ROWS; i++) {
+            const bool ok = ((unsigned)(a_h0[i] + dy) < H) & ((unsigned)(a_w0[i] + dx) < W);
+            cp_async16(sa + i * 4096, ok ? xb + a_off[i] : xb0, ok ? 16 : 0);
+        }
+        const int woff = (P.flip ? ((P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cb : kg) * (int)sizeof(T);
+#pragma unroll
+        for (int i = 0; i < B_ROWS; i++) cp_async16(sb + i * 4096, b_ptr[i] + woff, 16);
+        kg += BK;
+        cb += BK;
+        if (cb == P.c) {
+            cb = 0;
+            if (++s == P.s) {
+                s = 0;
+                ++r;
+            }
+        }
+        ld_stage = ld_stage + 1 == STAGES ? 0 : ld_stage + 1;
+    };
+
+    float acc[MT][NACC];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NACC; j++) acc[i][j] = 0.f;
+
+#pragma unroll
+    for (int st = 0; st < STAGES - 2; st++) {
+        if (st < ktiles) load_stage();
+        cp_async_commit();
+    }
+
+    /* descriptors of the ring start; a byte offset off within the ring adds off / 16 (shared
+     * addresses stay below 2^18, so the 14-bit address field never carries) */
+    const uint64_t d_ring = desc128(smem);
+    int rd_stage = 0;
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<STAGES - 3>(); /* this thread's copies of slice kt have landed */
+        fence_proxy_async();
+        __syncthreads();             /* everyone's have; every warpgroup has retired slice kt-2 */
+        const uint64_t da = d_ring + (uint64_t)((rd_stage * Tile::STAGE_BYTES + wg * MT * 8192) >> 4);
+        const uint64_t db = d_ring + (uint64_t)((rd_stage * Tile::STAGE_BYTES + Tile::A_BYTES) >> 4);
+        rd_stage = rd_stage + 1 == STAGES ? 0 : rd_stage + 1;
+#pragma unroll
+        for (int i = 0; i < MT; i++) fence_regs<NACC>(acc[i]);
+        wg_fence();
+#pragma unroll
+        for (int j = 0; j < BK / 16; j++) /* k16 step j: 32 bytes further along the rows */
+#pragma unroll
+            for (int i = 0; i < MT; i++) WgOps<T>::template mma<BN>(acc[i], da + i * (8192 >> 4) + j * 2, db + j * 2);
+        wg_commit();
+        {
+            /* slice kt+STAGES-2, into the stage slice kt-2 used (the prologue left ld_stage there) */
+            if (kt + STAGES - 2 < ktiles) load_stage();
+            cp_async_commit();
+        }
+        wg_wait<1>();
+#pragma unroll
+        for (int i = 0; i < MT; i++) fence_regs<NACC>(acc[i]);
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int i = 0; i < MT; i++) fence_regs<NACC>(acc[i]);
+    cp_async_wait<0>();
+
+    /* epilogue: acc[i][4j + 2h + e] is row 16*wl + lane/4 + 8h of 64-row block (wg*MT + i), column
+     * 8j + 2*(lane%4) + e. With split-K the float partials go straight to the workspace (the
+     * reduction kernel applies alpha/beta). Otherwise alpha * acc is staged as floats in the
+     * (drained) ring, rows padded by 16 bytes against bank conflicts, and written out as whole
+     * 8-channel vectors, 16 bytes per thread along y's rows, blended with beta * y in float
+     * (beta == 0 never reads y): one rounding to T, as conv_fwd_mma_kernel. */
+    if (P.splits > 1) {
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int m = m0 + (wg * MT + i) * 64 + wl * 16 + (lane >> 2) + h * 8;
+                if (m >= P.m) continue;
+                float *part = P.ws + (long long)blockIdx.z * P.m * P.k + (long long)m * P.k;
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++) {
+                    const int kk = n0 + j * 8 + (lane & 3) * 2;
+                    if (kk < P.k) *(float2 *)(part + kk) = make_float2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+                }
+            }
+        return;
+    }
+    constexpr int SROW = BN * 4 + 16; /* bytes per staged row */
+    static_assert(BM * SROW <= STAGES * Tile::STAGE_BYTES, "the staged tile must fit in the ring");
+    float *stile = (float *)(smem_raw + (smem - (uint32_t)__cvta_generic_to_shared(smem_raw)));
+    const float alpha = P.alpha, beta = P.beta;
+    __syncthreads(); /* both warpgroups are done with the ring */
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = (wg * MT + i) * 64 + wl * 16 + (lane >> 2) + h * 8;
+            float *srow = stile + row * (SROW / 4);
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+                *(float2 *)(srow + j * 8 + (lane & 3) * 2) = make_float2(alpha * acc[i][4 * j + 2 * h], alpha * acc[i][4 * j + 2 * h + 1]);
+        }
+    __syncthreads();
+    constexpr int VPR = BN / 8; /* 8-channel vectors per row */
+    for (int v = tid; v < BM * VPR; v += THREADS) {
+        const int row = v / VPR, cv = v - row * VPR;
+        const int m = m0 + row, kk = n0 + cv * 8;
+        if (m >= P.m || kk >= P.k) continue; /* K % 8 == 0: the vector is all in or all out */
+        const float *src = stile + row * (SROW / 4) + cv * 8;
+        float f[8];
+        *(float4 *)f = *(const float4 *)src;
+        *(float4 *)(f + 4) = *(const float4 *)(src + 4);
+        T *dst = (T *)P.y + (long long)m * P.k + kk;
+        if (beta != 0.f) {
+#pragma unroll
+            for (int e = 0; e < 8; e += 2) {
+                const float2 old = fdnn_ptx::MmaOps<T>::load2(dst + e);
+                f[e] += beta * old.x;
+                f[e + 1] += beta * old.y;
+            }
+        }
+        uint4 out;
+        T *o = (T *)&out;
+#pragma unroll
+        for (int e = 0; e < 8; e += 2) fdnn_ptx::MmaOps<T>::store2(o + e, f[e], f[e + 1]);
+        *(uint4 *)dst = out;
+    }
+#else
+    (void)P;
+    __trap(); /* not sm_90a code: the host never launches it here */
+#endif
+}
+
+/* tile configurations */
+enum WgConfig { WG_128x256 = 0, WG_256x128 = 1, WG_128x128 = 2, WG_256x64 = 3, WG_128x64 = 4, WG_128x128_2 = 5, WG_128x64_2 = 6,
+                WG_128x64_3 = 7 };
+constexpr int WG_NCONFIGS = 8;
+
+template <typename T, int BM, int BN, int STAGES, int MINB = 1>
+static cudaError_t wg_launch_cfg(const MmaConvParams &P, cudaStream_t st)
+{
+    static unsigned long long opted = 0;
+    return fdnn_mma::tile_launch<T, BM, BN>(conv_fwd_wgmma_kernel<T, BM, BN, STAGES, MINB>, THREADS,
+                                            WgTile<BM, BN, STAGES>::SMEM_BYTES, &opted, P, st);
+}
+
+/* Heuristic (igemm_lab on the H200, fp16 NHWC ResNet-50 layers, TFLOP/s): 128x64 tiles, three
+ * blocks per SM, when K <= 64 (3x3 64->64: 224x224 at batch 32 294, 56x56 at batch 128 277,
+ * against 277/268 with two blocks per SM and at most 259/246 for the other tiles); 256x128 when
+ * K <= 128 and that grid covers the SMs (3x3 128->128, 28x28, batch 128: 431, 418 for 128x128
+ * with two blocks per SM), else 128x128 with two blocks per SM; 128x256 when K is a multiple of
+ * 256 (3x3 256->256, 14x14, batch 128: 518 against 479 for 128x128; the split-K 7x7 and 14x14
+ * layers at batch 32: 265 against 207-243), else 128x128 with two blocks per SM. */
+static inline WgConfig wg_pick(const MmaConvParams &P, int num_sms)
+{
+    if (P.k <= 64) return WG_128x64_3;
+    if (P.k <= 128) return ((long long)P.m + 255) / 256 >= num_sms ? WG_256x128 : WG_128x128_2;
+    return P.k % 256 == 0 ? WG_128x256 : WG_128x128_2;
+}
+
+/* T = __half or __nv_bfloat16; C % 64 == 0 and the same requirements and split-K plan as fdnn_mma::mma_launch,
+ * and an sm_90a build on a compute capability 9.0 device (the caller checks) */
+template <typename T>
+static cudaError_t wg_launch(const MmaConvParams &P, WgConfig cfg, cudaStream_t st)
+{
+    if (P.m == 0 || P.k == 0) return cudaSuccess;
+    switch (cfg) {
+    case WG_128x256: return wg_launch_cfg<T, 128, 256, 4>(P, st);
+    case WG_256x128: return wg_launch_cfg<T, 256, 128, 4>(P, st);
+    case WG_128x128: return wg_launch_cfg<T, 128, 128, 6>(P, st);
+    case WG_256x64: return wg_launch_cfg<T, 256, 64, 5>(P, st);
+    case WG_128x64: return wg_launch_cfg<T, 128, 64, 8>(P, st);
+    case WG_128x128_2: return wg_launch_cfg<T, 128, 128, 3, 2>(P, st); /* two blocks per SM */
+    case WG_128x64_2: return wg_launch_cfg<T, 128, 64, 4, 2>(P, st);
+    case WG_128x64_3: return wg_launch_cfg<T, 128, 64, 3, 3>(P, st); /* three blocks per SM */
+    }
+    return cudaErrorInvalidValue;
+}
+
+} /* namespace fdnn_wg */
+#endif
