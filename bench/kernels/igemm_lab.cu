@@ -40,9 +40,11 @@ struct Layer {
 template <typename T> __device__ float tf(T v);
 template <> __device__ float tf(__half v) { return __half2float(v); }
 template <> __device__ float tf(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <> __device__ float tf(float v) { return v; }
 template <typename T> __device__ T fromf(float v);
 template <> __device__ __half fromf(float v) { return __float2half_rn(v); }
 template <> __device__ __nv_bfloat16 fromf(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ float fromf(float v) { return v; } /* the fill's values are exact in TF32 */
 
 /* deterministic pseudo-random values in [-1, 1], multiples of 1/64 (exact in both types);
  * channels >= creal are 0 */
@@ -164,7 +166,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     memcpy(&mref, &hm[1], 4);
     const float rel = mref > 0 ? err / mref : INFINITY;
     const int pass = rel < 1e-2f && mref > 0;
-    const char *tn = std::is_same<T, __half>::value ? "fp16" : "bf16";
+    const char *tn = std::is_same<T, __half>::value ? "fp16" : std::is_same<T, float>::value ? "tf32" : "bf16";
     printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s b%-3.1f %-7s relerr %.1e %s", tn, L.n, L.c, L.h, L.w, L.k, L.r, L.s,
            L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.beta, cfg_name(cfg), rel, pass ? "PASS" : "FAIL");
     if (sp.splits > 1) printf(" split-K %d x %d slices", sp.splits, sp.kt_per);
@@ -185,7 +187,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
          * taken from scratch: the GEMM part of im2col + cuBLAS */
         float gms = -1;
         const size_t col_bytes = (size_t)P.m * P.kg * sizeof(T);
-        if (col_bytes <= scratch_bytes) {
+        if (col_bytes <= scratch_bytes && sizeof(T) == 2) {
             const float one = 1.f, zero = 0.f;
             const cudaDataType dt = std::is_same<T, __half>::value ? CUDA_R_16F : CUDA_R_16BF;
             for (int i = 0; i < 23; i++) {
@@ -270,6 +272,12 @@ int main(int argc, char **argv)
             fails += !run_layer<__nv_bfloat16>(L, 0, cfg, cb, prop.multiProcessorCount, nullptr, 0);
             total += 2;
         }
+    /* FLOAT through TF32: the mma.sync kernel (C % 4 == 0) and, C % 32 == 0, the wgmma one */
+    for (const Layer &L : small)
+        for (int cfg = 0; cfg < (L.c % 32 ? MMA_NCONFIGS : ncfg); cfg++) {
+            fails += !run_layer<float>(L, 0, cfg, cb, prop.multiProcessorCount, nullptr, 0);
+            total++;
+        }
 
     size_t scratch_bytes = 0;
     void *scratch = nullptr;
@@ -316,6 +324,13 @@ int main(int argc, char **argv)
         fails += !run_layer<__half>(L, !quick, -1, cb, prop.multiProcessorCount, scratch, scratch_bytes);
         fails += !run_layer<__nv_bfloat16>(L, !quick, -1, cb, prop.multiProcessorCount, scratch, scratch_bytes);
         total += 2;
+        /* TF32: the mma.sync kernel, then every wgmma configuration (C % 32 == 0) */
+        fails += !run_layer<float>(L, !quick, -1, cb, prop.multiProcessorCount, nullptr, 0);
+        total++;
+        for (int cfg = MMA_NCONFIGS; cfg < (L.c % 32 ? MMA_NCONFIGS : ncfg); cfg++) {
+            fails += !run_layer<float>(L, !quick, cfg, cb, prop.multiProcessorCount, nullptr, 0);
+            total++;
+        }
     }
     if (scratch) cudaFree(scratch);
     cublasDestroy(cb);

@@ -65,7 +65,8 @@ size_t split_bytes(const fdnn_conv_problem *p)
 using fdnn_ptx::aligned16;
 
 /* the Hopper warpgroup-MMA kernel (conv_fwd_wgmma.cuh) takes the problem: HALF or BFLOAT16 with
- * C % 64 == 0 (whole 64-channel slices of one filter tap) and R*S*C >= 256, the library carries sm_90a code and the
+ * C % 64 == 0 (whole 64-channel slices of one filter tap), or FLOAT as TF32 (this entry runs
+ * FLOAT only with tensor-op math) with C % 32 == 0, a reduction of at least 4 slices, the library carries sm_90a code and the
  * device is compute capability 9.0; FREEDNN_CUDA_WGMMA=0 keeps the mma.sync kernel */
 int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
 {
@@ -77,8 +78,9 @@ int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
     }
     /* a reduction of fewer than 4 slices (1x1 with C < 256) leaves the pipeline empty: the
      * mma.sync kernel, with more blocks per SM, is faster there (r50_1x1_64_256_56 0.039 ms against 0.061) */
-    return env && cs && cs->cc == 90 && p->c % 64 == 0 && (long long)p->flt[1] * p->flt[2] * p->c >= 256 &&
-           (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16);
+    const int bk = p->xtype == CUDNN_DATA_FLOAT ? 32 : 64; /* elements per 128-byte slice */
+    return env && cs && cs->cc == 90 && p->c % bk == 0 && (long long)p->flt[1] * p->flt[2] * p->c >= 4 * bk &&
+           (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT);
 #else
     (void)cs;
     (void)p;
@@ -194,6 +196,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         /* Hopper: the warpgroup-MMA kernel, same problem, split plan and workspace */
         const fdnn_wg::WgConfig wc = fdnn_wg::wg_pick(P, sms);
         if (p->xtype == CUDNN_DATA_HALF) e = fdnn_wg::wg_launch<__half>(P, wc, fdnn_cuda_stream(h));
+        else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_wg::wg_launch<float>(P, wc, fdnn_cuda_stream(h));
         else e = fdnn_wg::wg_launch<__nv_bfloat16>(P, wc, fdnn_cuda_stream(h));
         return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma (wgmma)");
     }

@@ -1,11 +1,15 @@
 /* Hopper (sm_90a) tensor-core implicit-GEMM forward convolution for HALF / BFLOAT16 with
- * C % 64 == 0: the same problem, GEMM view, split-K plan and epilogue as conv_fwd_mma.cuh (MmaConvParams), with the
- * products issued as warpgroup MMAs (wgmma.mma_async m64nNk16, f32 accumulators) that read both
- * operands straight from shared memory, in place of mma.sync on ldmatrix fragments.
+ * C % 64 == 0 and FLOAT as TF32 with C % 32 == 0: the same problem, GEMM view, split-K plan and
+ * epilogue as conv_fwd_mma.cuh (MmaConvParams), with the products issued as warpgroup MMAs
+ * (wgmma.mma_async m64nNk16, or m64nNk8 for tf32, f32 accumulators) that read both operands
+ * straight from shared memory, in place of mma.sync on ldmatrix fragments. Every byte offset is
+ * the same for both element sizes: a slice is one 128-byte row (64 16-bit or 32 float elements)
+ * and a k step 32 bytes. TF32 operands are the floats as stored (the tensor cores use their top
+ * 19 bits, i.e. truncate), where the mma.sync kernel rounds them to nearest with cvt.rna first.
  *
  * Tiling: 256 threads = two warpgroups; a block computes a BM x BN tile of y, each warpgroup BM/2
  * rows (BM/128 wgmma row blocks of 64) by all BN columns (one m64nBNk16 instruction per row block
- * and k16 step). The reduction goes in slices of BK = 64 channels of one filter tap (C % 64 == 0,
+ * and k step). The reduction goes in slices of BK = 64 (32) channels of one filter tap (C % BK == 0,
  * so the tap and channel offset of a slice are the same for the whole block and step without
  * divisions). Thread t copies 16-byte chunk t % 8 of rows t/8 + 32 i of A and B (eight
  * neighbouring threads copy one whole 128-byte row) with cp.async into a STAGES-deep ring; A rows
@@ -44,15 +48,20 @@ using fdnn_ptx::cp_async_commit;
 using fdnn_ptx::cp_async_wait;
 
 constexpr int THREADS = 256;  /* two warpgroups */
-constexpr int BK = 64;        /* 16-bit elements per slice: one 128-byte swizzled row */
+/* a reduction slice is one 128-byte swizzled row: 64 half / bfloat16 or 32 float elements, taken
+ * as 4 wgmma k steps of 32 bytes */
+template <typename T> __host__ __device__ constexpr int slice_elems() { return 128 / (int)sizeof(T); }
 
-/* m64n64k16: 32 accumulator registers per thread */
-#define FDNN_WGMMA_N64(TY, d, da, db) \
+/* One wgmma.mma_async D += A * B, m64nNk16 for 16-bit types, m64nNk8 for tf32 (KS: "k16" or
+ * "k8"), A and B from shared memory through descriptors, both K-major; TR
+ * is the transpose arguments (", 0, 0"; empty for tf32, which takes none).
+ * m64n64: 32 accumulator registers per thread */
+#define FDNN_WGMMA_N64(KS, TY, TR, d, da, db) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" \
+                 "wgmma.mma_async.sync.aligned.m64n64" KS ".f32." TY "." TY " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
-                 "%32, %33, p, 1, 1, 0, 0;\n}\n" \
+                 "%32, %33, p, 1, 1" TR ";\n}\n" \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
                  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
                  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -60,14 +69,14 @@ constexpr int BK = 64;        /* 16-bit elements per slice: one 128-byte swizzle
                  : "l"(da), "l"(db), "n"(1))
 
 /* m64n128k16: 64 accumulator registers per thread */
-#define FDNN_WGMMA_N128(TY, d, da, db) \
+#define FDNN_WGMMA_N128(KS, TY, TR, d, da, db) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" \
+                 "wgmma.mma_async.sync.aligned.m64n128" KS ".f32." TY "." TY " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
-                 "%64, %65, p, 1, 1, 0, 0;\n}\n" \
+                 "%64, %65, p, 1, 1" TR ";\n}\n" \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
                  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
                  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -79,9 +88,9 @@ constexpr int BK = 64;        /* 16-bit elements per slice: one 128-byte swizzle
                  : "l"(da), "l"(db), "n"(1))
 
 /* m64n256k16: 128 accumulator registers per thread */
-#define FDNN_WGMMA_N256(TY, d, da, db) \
+#define FDNN_WGMMA_N256(KS, TY, TR, d, da, db) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" \
+                 "wgmma.mma_async.sync.aligned.m64n256" KS ".f32." TY "." TY " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
@@ -90,7 +99,7 @@ constexpr int BK = 64;        /* 16-bit elements per slice: one 128-byte swizzle
                  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
                  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
                  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
-                 "%128, %129, p, 1, 1, 0, 0;\n}\n" \
+                 "%128, %129, p, 1, 1" TR ";\n}\n" \
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
                  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
                  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -113,17 +122,28 @@ template <typename T> struct WgOps;
 template <> struct WgOps<__half> {
     template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
     {
-        if constexpr (N == 64) FDNN_WGMMA_N64("f16", d, da, db);
-        else if constexpr (N == 128) FDNN_WGMMA_N128("f16", d, da, db);
-        else FDNN_WGMMA_N256("f16", d, da, db);
+        if constexpr (N == 64) FDNN_WGMMA_N64("k16", "f16", ", 0, 0", d, da, db);
+        else if constexpr (N == 128) FDNN_WGMMA_N128("k16", "f16", ", 0, 0", d, da, db);
+        else FDNN_WGMMA_N256("k16", "f16", ", 0, 0", d, da, db);
     }
 };
 template <> struct WgOps<__nv_bfloat16> {
     template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
     {
-        if constexpr (N == 64) FDNN_WGMMA_N64("bf16", d, da, db);
-        else if constexpr (N == 128) FDNN_WGMMA_N128("bf16", d, da, db);
-        else FDNN_WGMMA_N256("bf16", d, da, db);
+        if constexpr (N == 64) FDNN_WGMMA_N64("k16", "bf16", ", 0, 0", d, da, db);
+        else if constexpr (N == 128) FDNN_WGMMA_N128("k16", "bf16", ", 0, 0", d, da, db);
+        else FDNN_WGMMA_N256("k16", "bf16", ", 0, 0", d, da, db);
+    }
+};
+
+/* FLOAT as TF32 (m64nNk8: the 32 bytes of a k step are 8 floats; the tensor cores read the top 19
+ * bits of each float in shared memory); tf32 operands take no transpose arguments */
+template <> struct WgOps<float> {
+    template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
+    {
+        if constexpr (N == 64) FDNN_WGMMA_N64("k8", "tf32", "", d, da, db);
+        else if constexpr (N == 128) FDNN_WGMMA_N128("k8", "tf32", "", d, da, db);
+        else FDNN_WGMMA_N256("k8", "tf32", "", d, da, db);
     }
 };
 
@@ -162,6 +182,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
     constexpr int MT = BM / 128;       /* 64-row wgmma blocks per warpgroup */
     constexpr int A_ROWS = BM / 32, B_ROWS = BN / 32;
     constexpr int NACC = BN / 2;       /* accumulator floats per thread per 64-row block */
+    constexpr int BK = slice_elems<T>(), EPC = 16 / (int)sizeof(T); /* elements per slice, per 16-byte chunk */
     typedef WgTile<BM, BN, STAGES> Tile;
 
     extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -188,7 +209,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
             const int pp = rem / P.q, qq = rem - pp * P.q;
             a_h0[i] = pp * P.sh - P.ph;
             a_w0[i] = qq * P.sw - P.pw;
-            a_off[i] = (((((long long)nn * P.h + a_h0[i]) * P.w_) + a_w0[i]) * P.c + lc * 8) * (long long)sizeof(T);
+            a_off[i] = (((((long long)nn * P.h + a_h0[i]) * P.w_) + a_w0[i]) * P.c + lc * EPC) * (long long)sizeof(T);
         } else {
             a_h0[i] = -(1 << 30);
             a_w0[i] = 0;
@@ -202,10 +223,10 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
     for (int i = 0; i < B_ROWS; i++) {
         int kk = n0 + lr + i * 32;
         if (kk >= P.k) kk %= P.k;
-        b_ptr[i] = (const char *)P.w + ((long long)kk * P.kg + lc * 8) * (long long)sizeof(T);
+        b_ptr[i] = (const char *)P.w + ((long long)kk * P.kg + lc * EPC) * (long long)sizeof(T);
     }
 
-    const int kt_all = P.kg / BK; /* C % 64 == 0: whole slices */
+    const int kt_all = P.kg / BK; /* C % BK == 0: whole slices */
     const int kt0 = P.splits > 1 ? blockIdx.z * P.kt_per : 0;
     const int ktiles = P.splits > 1 ? max(0, min(kt_all - kt0, P.kt_per)) : kt_all;
 
@@ -274,7 +295,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
         for (int i = 0; i < MT; i++) fence_regs<NACC>(acc[i]);
         wg_fence();
 #pragma unroll
-        for (int j = 0; j < BK / 16; j++) /* k16 step j: 32 bytes further along the rows */
+        for (int j = 0; j < 4; j++) /* k step j: 32 bytes further along the rows */
 #pragma unroll
             for (int i = 0; i < MT; i++) WgOps<T>::template mma<BN>(acc[i], da + i * (8192 >> 4) + j * 2, db + j * 2);
         wg_commit();
@@ -348,11 +369,12 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
                 f[e + 1] += beta * old.y;
             }
         }
-        uint4 out;
-        T *o = (T *)&out;
+        uint4 out[sizeof(T) / 2]; /* 8 elements: 16 bytes, or 32 for float */
+        T *o = (T *)out;
 #pragma unroll
         for (int e = 0; e < 8; e += 2) fdnn_ptx::MmaOps<T>::store2(o + e, f[e], f[e + 1]);
-        *(uint4 *)dst = out;
+#pragma unroll
+        for (int q = 0; q < (int)(sizeof(T) / 2); q++) ((uint4 *)dst)[q] = out[q];
     }
 #else
     (void)P;
@@ -387,7 +409,7 @@ static inline WgConfig wg_pick(const MmaConvParams &P, int num_sms)
     return P.k % 256 == 0 ? WG_128x256 : WG_128x128_2;
 }
 
-/* T = __half or __nv_bfloat16; C % 64 == 0 and the same requirements and split-K plan as fdnn_mma::mma_launch,
+/* T = __half or __nv_bfloat16 (C % 64 == 0) or float as TF32 (C % 32 == 0); the same requirements and split-K plan as fdnn_mma::mma_launch,
  * and an sm_90a build on a compute capability 9.0 device (the caller checks) */
 template <typename T>
 static cudaError_t wg_launch(const MmaConvParams &P, WgConfig cfg, cudaStream_t st)

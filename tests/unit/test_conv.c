@@ -314,15 +314,15 @@ int main(void)
         printf("channels-last HALF/BFLOAT16/TF32, C%%8 = K%%8 = 0: forward 36 cases, %d with failures; backward-data 36 cases, %d with failures\n",
                fails[0], fails[1]);
     }
-    /* HALF/BFLOAT16 packed NHWC problems with C a multiple of 64: on an H200 (sm_90a build) the
-     * forward and the stride-1 backward data (whose forward view has K input channels, so K is a
-     * multiple of 64 in half the backward cases) run on the warpgroup-MMA kernel
-     * (conv_fwd_wgmma.cuh). K covers each of its tile picks (<= 64: 128x64; <= 128: 256x128 or
+    /* HALF/BFLOAT16 packed NHWC problems with C a multiple of 64 (one with 96), and every third
+     * case FLOAT with TENSOR_OP math (TF32, C % 32 == 0): on an H200 (sm_90a build) the forward
+     * and the stride-1 backward data (whose forward view has K input channels, so K is a multiple
+     * of 64 in half the backward cases) run on the warpgroup-MMA kernel (conv_fwd_wgmma.cuh). K covers each of its tile picks (<= 64: 128x64; <= 128: 256x128 or
      * 128x128; multiples of 256: 128x256; others: 128x128) with partial last column tiles (K = 72,
      * 136, 200, 264); small images with 64-512 channels give reductions long enough for split-K;
      * padding, stride 2, dilation 2, 1x1 and 5x5 filters, both modes, alpha/beta from scales(). */
     {
-        static const int WC[] = {64, 128, 64, 192, 512, 256};
+        static const int WC[] = {64, 128, 96, 192, 512, 256};
         static const int WK[] = {64, 72, 128, 136, 256, 200, 8, 264};
         int fails[2] = {0, 0}, n = 0;
         for (int i = 0; i < 16; i++) {
@@ -346,12 +346,13 @@ int main(void)
                     while (t.in[a] < eff) t.in[a]++;
                     t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
                 }
-                pick_types(&t, i % 2 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF);
+                pick_types(&t, i % 3 == 2 ? CUDNN_DATA_FLOAT : i % 2 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF);
+                if (i % 3 == 2) t.math = CUDNN_TENSOR_OP_MATH; /* TF32; the small-integer inputs are exact in it */
                 if (!run_case(h, dir, &t)) fails[dir]++;
                 n++;
             }
         }
-        printf("channels-last HALF/BFLOAT16, C%%64 = 0: %d cases, forward %d and backward-data %d with failures\n", n, fails[0], fails[1]);
+        printf("channels-last HALF/BFLOAT16/TF32, C%%32 = 0: %d cases, forward %d and backward-data %d with failures\n", n, fails[0], fails[1]);
     }
     /* backward filter of HALF/BFLOAT16 packed NHWC problems with C and K multiples of 8 (KRSC
      * filter, groups 1): on the CUDA backend ALGO_1 runs the mma.sync implicit GEMM
