@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wg = warp >> 2, wl = warp & 3;
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
-    /* copy assignment: 16-byte chunk lc (8 channels) of rows lr + 32 i, so that 8 neighbouring
+    /* copy assignment: 16-byte chunk lc (EPC channels) of rows lr + 32 i, so that 8 neighbouring
      * threads copy one whole 128-byte row (one request per 32-byte sector) */
     const int lc = tid & 7, lr = tid >> 3;
     const uint32_t dst0 = swz128(lr, lc); /* row lr + 32 i: 4096 i bytes further */
