@@ -214,6 +214,11 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int sweep = argc > 1 && !strcmp(argv[1], "--sweep"); /* every tile configuration of every benchmark layer, timed */
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("igemm_lab: no CUDA device, skipped\n");
+        return 77; /* ctest's skip code (gpu/igemm_lab) */
+    }
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("igemm_lab on %s (sm_%d%d, %d SMs); PASS = max|y-ref|/max|ref| < 1e-2\n", prop.name, prop.major, prop.minor,
