@@ -14,6 +14,7 @@
 
 static int skipped;
 static cudnnConvolutionFwdAlgo_t g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+static cudnnConvolutionBwdFilterAlgo_t g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
 
 typedef struct {
     int n, c, k, h, w, r, s, ph, pw, sh, sw, dh, dw, p, q, flip, nhwc, wnhwc;
@@ -87,7 +88,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     cudnnStatus_t st;
     if (dir == 0) st = cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, g_fwd_algo, &ws);
     else if (dir == 1) st = cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, &ws);
-    else st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, &ws);
+    else st = cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, g_bwf_algo, &ws);
     if (st == CUDNN_STATUS_NOT_SUPPORTED) {
         skipped++;
     } else {
@@ -95,7 +96,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
         void *wsb = ws ? th_alloc(h, ws) : NULL;
         if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, g_fwd_algo, wsb, ws, &fb, yd, by);
         else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws, &fb, xd, bx);
-        else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws, &fb, wd, bw);
+        else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, g_bwf_algo, wsb, ws, &fb, wd, bw);
         char what[200];
         snprintf(what, sizeof what, "%s g%d n%d c%d k%d %dx%d f%dx%d pad%d,%d str%d,%d dil%d,%d %s %s %s a%g b%g",
                  dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", g, pb->n, pb->c, pb->k, pb->h, pb->w, pb->r, pb->s, pb->ph, pb->pw,
@@ -108,7 +109,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
                 th_upload(h, bo, hb, nout * 4);
                 if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, g_fwd_algo, wsb, ws - 1, &fb, yd, by);
                 else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws - 1, &fb, xd, bx);
-                else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, wsb, ws - 1, &fb, wd, bw);
+                else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, g_bwf_algo, wsb, ws - 1, &fb, wd, bw);
                 TH_CHECK(st == CUDNN_STATUS_BAD_PARAM, "%s: workspace-1 gives %d, want BAD_PARAM", what, (int)st);
                 float *chk = malloc(nout * 4);
                 th_download(h, chk, bo, nout * 4);
@@ -201,6 +202,25 @@ int main(void)
                     run_case(h, &pb, dir, ab[t % 4][0], ab[t % 4][1]);
                 }
         g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    }
+    /* NCHW FLOAT 1x1 backward filter, ALGO_1 (im2col + GEMM): with at most 256 output pixels per
+     * image and at least 48 input channels, x is transposed into the workspace and the product
+     * runs with B not transposed (the streamed-B AVX-512 kernel on CPUs that have it); channel
+     * counts off the 48-column panel and the 8-row tile, one and three images (beta = 1 after
+     * the first), 16x16 = 256 pixels (the limit) and 17x16 (the plain BLAS form), and the
+     * too-small-workspace check of run_case. */
+    {
+        g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+        static const int sp[][2] = { { 7, 7 }, { 13, 12 }, { 16, 16 }, { 17, 16 } };
+        static const int ck[][2] = { { 64, 64 }, { 48, 13 }, { 70, 9 }, { 100, 24 } };
+        int t = 0;
+        for (size_t a = 0; a < sizeof ck / sizeof ck[0]; a++)
+            for (size_t b = 0; b < sizeof sp / sizeof sp[0]; b++, t++) {
+                const int H = sp[b][0], W = sp[b][1];
+                prob pb = { t % 2 ? 3 : 1, ck[a][0], ck[a][1], H, W, 1, 1, 0, 0, 1, 1, 1, 1, H, W, t % 3 == 0, 0, 0, 1 };
+                run_case(h, &pb, 2, ab[t % 4][0], ab[t % 4][1]);
+            }
+        g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
     }
     printf("skipped (NOT_SUPPORTED): %d\n", skipped);
     cudnnDestroy(h);
