@@ -47,10 +47,18 @@ static int prefer_gemm(const fdnn_conv_problem *p)
         return (int64_t)p->n * opq <= 392;
     }
     /* NCHW strided 1x1 backward filter: the column matrix is only a subsample of x
-     * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward is a wash
+     * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward was a wash
      * (1.37-1.46 vs 1.42-1.45) and backward data through col2im is 3x slower (3.5-4.4 vs 1.36). */
     if (p->dir == FDNN_CONV_BWD_FILTER && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 &&
         p->pad[2] == 0)
+        return 1;
+    /* NCHW strided 1x1 forward with C <= 256: the subsampled column matrix times the filter is a
+     * GEMM with a reduction of at most 256, which runs on the streamed-B AVX-512 kernel
+     * (gemm_panel_avx512.c; the "wash" above was measured before it existed).
+     * rn50_1x1s2_256_512_56 (ms, 2 threads, direct -> GEMM): N=1 1.39-1.42 -> 1.21, N=8 11.7-12.3
+     * -> 9.96-10.03 (oneDNN 1.12 / 9.9-10.5). Backward data stays direct (through col2im 3.5 ms). */
+    if (p->dir == FDNN_CONV_FWD && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 &&
+        p->pad[2] == 0 && (p->stride[0] > 1 || p->stride[1] > 1 || p->stride[2] > 1) && p->c <= 256)
         return 1;
     /* NCHW small outputs: N*P*Q <= 196 (7x7 at N <= 4), measured on rn50_3x3_512_512_7 N=1:
      * GEMM 2.06-2.10/1.98-2.48/2.14-2.17 ms vs direct 3.42-3.87/3.28-5.50/2.80-2.94 ms
