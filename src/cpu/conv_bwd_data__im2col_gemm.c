@@ -1,7 +1,8 @@
 /* Backward-data convolution as GEMM + col2im (FLOAT, DOUBLE): per image and group,
  * col[Cg*T*R*S x P] = W_g^T * dy[Kg x P], then each dx element gathers its column entries
  * (no scatter, so deterministic) and is blended with alpha/beta. 1x1 stride-1 unpadded
- * problems with packed dx write dx straight from the GEMM (workspace 0). BWD_DATA_ALGO_1. */
+ * problems with packed dx write dx straight from the GEMM (workspace 0); other unpadded 1x1
+ * problems (strided) copy the column entries to the strided positions (COL2IM_1X1). BWD_DATA_ALGO_1. */
 #include "conv_cpu.h"
 
 static int applicable(const fdnn_conv_problem *p, char *why, size_t n) { return fdnn_cpu_conv_gemm_applicable(p, why, n); }
@@ -42,6 +43,32 @@ static size_t workspace(const fdnn_conv_problem *p)
                 }                                                                                                      \
     }
 
+/* the same for an unpadded 1x1 filter (any stride): dx(id, ih, iw) is the column entry of output
+ * position (id, ih, iw) / stride where every coordinate divides by its stride, else 0 */
+#define COL2IM_1X1(T)                                                                                                  \
+    _Pragma("omp parallel for schedule(static)") for (int c = 0; c < cg; c++)                                          \
+    {                                                                                                                  \
+        T *dxc = dx + (int64_t)n * p->xs[0] + (int64_t)(g * cg + c) * p->xs[1];                                        \
+        const T *colc = col + (int64_t)c * P;                                                                          \
+        const int sd = p->stride[0], sh = p->stride[1], sw = p->stride[2];                                             \
+        for (int id = 0; id < p->in[0]; id++)                                                                          \
+            for (int ih = 0; ih < p->in[1]; ih++) {                                                                    \
+                const int on = id % sd == 0 && id / sd < p->out[0] && ih % sh == 0 && ih / sh < p->out[1];             \
+                const T *crow = colc + ((int64_t)(id / sd) * p->out[1] + ih / sh) * p->out[2];                         \
+                T *o = dxc + (int64_t)id * p->xs[2] + (int64_t)ih * p->xs[3];                                          \
+                for (int iw = 0, q = 0, m = 0; iw < p->in[2]; iw++) {                                                  \
+                    T acc = on && m == 0 && q < p->out[2] ? crow[q] : (T)0; /* m = iw % sw, q = iw / sw */            \
+                    T v = (T)a->alpha * acc;                                                                           \
+                    if (a->beta != 0) v += (T)a->beta * o[(int64_t)iw * p->xs[4]];                                     \
+                    o[(int64_t)iw * p->xs[4]] = v;                                                                     \
+                    if (++m == sw) {                                                                                   \
+                        m = 0;                                                                                         \
+                        q++;                                                                                           \
+                    }                                                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+    }
+
 #define BWD_DATA_GEMM(T, GEMM)                                                                                         \
     {                                                                                                                  \
         const T *dy = a->y, *w = a->w;                                                                                 \
@@ -64,7 +91,11 @@ static size_t workspace(const fdnn_conv_problem *p)
                          dx + (int64_t)n * p->xs[0] + (int64_t)g * cg * p->xs[1], p->xs[1]);                           \
                 } else {                                                                                               \
                     GEMM(1, 0, kk, (int)P, kg, (T)1, wg, p->ws[0], dyg, p->ys[1], (T)0, col, P);                       \
-                    COL2IM(T)                                                                                          \
+                    if (kk == cg && p->pad[0] == 0 && p->pad[1] == 0 && p->pad[2] == 0) {                              \
+                        COL2IM_1X1(T)                                                                                  \
+                    } else {                                                                                           \
+                        COL2IM(T)                                                                                      \
+                    }                                                                                                  \
                 }                                                                                                      \
             }                                                                                                          \
     }
