@@ -10,7 +10,6 @@
  * rounded to 256 bytes), 0 when C % 8 == 0; plus, when the tile grid is small and the reduction
  * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
  * kernel (deterministic). */
-#include <stdlib.h>
 #include "conv_fwd_wgmma.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
@@ -71,11 +70,7 @@ using fdnn_ptx::aligned16;
 int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
 {
 #ifdef FDNN_HAVE_SM90A
-    static int env = -1;
-    if (env < 0) {
-        const char *v = getenv("FREEDNN_CUDA_WGMMA");
-        env = !(v && v[0] == '0');
-    }
+    static const bool env = fdnn_env_int("FREEDNN_CUDA_WGMMA", 1) != 0;
     /* a reduction of fewer than 4 slices (1x1 with C < 256) leaves the pipeline empty: the
      * mma.sync kernel, with more blocks per SM, is faster there (r50_1x1_64_256_56 0.039 ms against 0.061) */
     const int bk = p->xtype == CUDNN_DATA_FLOAT ? 32 : 64; /* elements per 128-byte slice */

@@ -66,6 +66,17 @@ __device__ __forceinline__ uint32_t swz(int row, int chunk)
     return (uint32_t)(row * ROW_BYTES + ((chunk ^ ((row >> 1) & 3)) << 4));
 }
 
+/* GEMM row m = output pixel (n, p, q): its image nn and the input coordinates (h0, w0) of its
+ * window's corner (negative inside the padding) */
+__device__ __forceinline__ void out_origin(const MmaConvParams &P, int m, int &nn, int &h0, int &w0)
+{
+    const int pq = P.p * P.q;
+    nn = m / pq;
+    const int rem = m - nn * pq, pp = rem / P.q, qq = rem - pp * P.q;
+    h0 = pp * P.sh - P.ph;
+    w0 = qq * P.sw - P.pw;
+}
+
 template <int BM, int BN, int STAGES>
 struct MmaTile {
     static constexpr int A_BYTES = BM * ROW_BYTES, B_BYTES = BN * ROW_BYTES;
@@ -108,12 +119,9 @@ conv_fwd_mma_kernel(const MmaConvParams P)
     for (int i = 0; i < A_ROWS; i++) {
         const int m = m0 + lr + i * (NTHREADS / 4);
         if (m < P.m) {
-            const int pq = P.p * P.q;
-            const int nn = m / pq, rem = m - nn * pq;
-            const int pp = rem / P.q, qq = rem - pp * P.q;
+            int nn;
+            out_origin(P, m, nn, a_h0[i], a_w0[i]);
             a_base[i] = (long long)nn * P.h * P.w_ * P.c;
-            a_h0[i] = pp * P.sh - P.ph;
-            a_w0[i] = qq * P.sw - P.pw;
         } else {
             a_base[i] = -1;
             a_h0[i] = a_w0[i] = 0;

@@ -204,11 +204,8 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
     for (int i = 0; i < A_ROWS; i++) {
         const int m = m0 + lr + i * 32;
         if (m < P.m) {
-            const int pq = P.p * P.q;
-            const int nn = m / pq, rem = m - nn * pq;
-            const int pp = rem / P.q, qq = rem - pp * P.q;
-            a_h0[i] = pp * P.sh - P.ph;
-            a_w0[i] = qq * P.sw - P.pw;
+            int nn;
+            fdnn_mma::out_origin(P, m, nn, a_h0[i], a_w0[i]);
             a_off[i] = (((((long long)nn * P.h + a_h0[i]) * P.w_) + a_w0[i]) * P.c + lc * EPC) * (long long)sizeof(T);
         } else {
             a_h0[i] = -(1 << 30);
@@ -230,7 +227,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
     const int kt0 = P.splits > 1 ? blockIdx.z * P.kt_per : 0;
     const int ktiles = P.splits > 1 ? max(0, min(kt_all - kt0, P.kt_per)) : kt_all;
 
-    /* the next slice to load: one filter tap (r, s) and channels cb .. cb+63, the same for the
+    /* the next slice to load: one filter tap (r, s) and channels cb .. cb+BK-1, the same for the
      * whole block */
     int kg = kt0 * BK, r, s, cb;
     {
