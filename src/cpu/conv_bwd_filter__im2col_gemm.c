@@ -26,7 +26,9 @@ static size_t workspace(const fdnn_conv_problem *p)
     return fdnn_cpu_col_elems(p) * fdnn_dtype_size(p->xtype);
 }
 
-/* xt[P][cg] = x block [cg rows, stride xs1][P], in 16-channel column blocks */
+/* xt[P][cg] = x block [cg rows, stride xs1][P], in 16-channel column blocks that each walk all P
+ * pixels (fdnn_nhwc_pad_copy does the same transpose one image row at a time, which with 7-pixel
+ * rows rereads every channel's line 7 times: rn50_1x1_2048_512_7 0.68 ms against 0.59) */
 static void transpose_x(const float *x, int64_t xs1, int cg, int64_t P, float *xt)
 {
     const int nb = (cg + 15) / 16;
