@@ -15,7 +15,8 @@
 #include <cmath>
 #include <vector>
 #include <type_traits>
-#include "../../src/cuda/conv_bwd_filter_mma.cuh"
+#define FDNN_BWDF_WG_LAB 1 /* every wgmma tile configuration */
+#include "../../src/cuda/conv_bwd_filter_wgmma.cuh"
 
 using namespace fdnn_bwdf;
 
@@ -97,10 +98,29 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
     }
 }
 
-static const char *cfg_name(BwdfConfig c)
+/* configurations 0-5: the mma.sync kernel; 6-16: the wgmma kernel (sm_90a build, 9.0 device) */
+static const char *cfg_name(int c)
 {
-    static const char *const names[BWDF_NCONFIGS] = {"128x128", "128x64", "64x128", "64x64", "64x256", "128x256"};
-    return (unsigned)c < (unsigned)BWDF_NCONFIGS ? names[c] : "?";
+    static const char *const names[BWDF_NCONFIGS + fdnn_bwdf_wg::WGB_NCONFIGS] = {
+        "128x128", "128x64", "64x128", "64x64", "64x256", "128x256", "wg128x128", "wg128x128/2", "wg64x256", "wg64x128/2", "wg128x256", "wg64x192", "wg128x192", "wg64x192/2", "wg128x64/2", "wg64x64/2", "wg64x64/3"};
+    return (unsigned)c < (unsigned)(BWDF_NCONFIGS + fdnn_bwdf_wg::WGB_NCONFIGS) ? names[c] : "?";
+}
+static int g_wgmma = 0; /* the wgmma kernel can run here */
+
+/* the plan of a case: a forced configuration, else the library's choice (wgmma where it runs) */
+static BwdfPlan plan_of(const Layer &L, int npq, int rsc, int &cfg)
+{
+    const int wg = L.cfg >= BWDF_NCONFIGS || (L.cfg < 0 && g_wgmma);
+    BwdfPlan pl = wg ? fdnn_bwdf_wg::wgb_plan(npq, L.k, rsc, L.splits, L.cfg >= 0 ? L.cfg - BWDF_NCONFIGS : -1)
+                     : bwdf_plan(npq, L.k, rsc, L.splits, L.cfg);
+    cfg = wg ? BWDF_NCONFIGS + (int)pl.cfg : (int)pl.cfg;
+    return pl;
+}
+template <typename T>
+static cudaError_t launch(const BwdfParams &P, int cfg)
+{
+    if (cfg >= BWDF_NCONFIGS) return fdnn_bwdf_wg::wgb_launch<T>(P, (fdnn_bwdf_wg::WgbConfig)(cfg - BWDF_NCONFIGS), 0);
+    return bwdf_launch<T>(P, (BwdfConfig)cfg, 0);
 }
 
 template <typename T>
@@ -115,7 +135,8 @@ static int run_layer(const Layer &L, int timed)
     P.alpha = L.alpha; P.beta = L.beta;
     P.npq = P.n * P.p * P.q;
     P.rsc = L.r * L.s * L.c;
-    const BwdfPlan pl = bwdf_plan(P.npq, P.k, P.rsc, L.splits, L.cfg);
+    int cfg;
+    const BwdfPlan pl = plan_of(L, P.npq, P.rsc, cfg);
     P.chunk = pl.chunk;
     P.splits = pl.splits;
     const size_t wsb = bwdf_workspace_bytes(pl, P.k, P.rsc);
@@ -142,7 +163,7 @@ static int run_layer(const Layer &L, int timed)
     ref_kernel<T><<<rg, 256>>>(x, dy, ref, P);
     ref_finish<T><<<1024, 256>>>(ref, dw0, nw, P.alpha, P.beta);
     CK(cudaGetLastError());
-    CK(bwdf_launch<T>(P, pl.cfg, 0));
+    CK(launch<T>(P, cfg));
     CK(cudaDeviceSynchronize());
     CK(cudaMemset(dev_max, 0, 2 * sizeof(unsigned)));
     cmp_kernel<T><<<1024, 256>>>(dw, ref, nw, dev_max, dev_max + 1);
@@ -154,8 +175,8 @@ static int run_layer(const Layer &L, int timed)
     const float rel = mref > 0 ? err / mref : INFINITY;
     int pass = rel < 1e-2f && mref > 0;
     const char *tn = std::is_same<T, __half>::value ? "fp16" : "bf16";
-    printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s a%-3g b%-4g %-7s split %3d x %6d rows  relerr %.1e %s", tn, L.n,
-           L.c, L.h, L.w, L.k, L.r, L.s, L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.alpha, L.beta, cfg_name(pl.cfg), pl.splits,
+    printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s a%-3g b%-4g %-11s split %3d x %6d rows  relerr %.1e %s", tn, L.n,
+           L.c, L.h, L.w, L.k, L.r, L.s, L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.alpha, L.beta, cfg_name(cfg), pl.splits,
            pl.chunk, rel, pass ? "PASS" : "FAIL");
     if (timed) {
         std::vector<unsigned char> first((size_t)nw * sizeof(T)), again((size_t)nw * sizeof(T));
@@ -164,9 +185,9 @@ static int run_layer(const Layer &L, int timed)
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
-        for (int i = 0; i < 3; i++) CK(bwdf_launch<T>(P, pl.cfg, 0));
+        for (int i = 0; i < 3; i++) CK(launch<T>(P, cfg));
         CK(cudaEventRecord(e0));
-        for (int i = 0; i < 20; i++) CK(bwdf_launch<T>(P, pl.cfg, 0));
+        for (int i = 0; i < 20; i++) CK(launch<T>(P, cfg));
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         float ms;
@@ -189,14 +210,23 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int sweep = argc > 1 && !strcmp(argv[1], "--sweep"); /* every tile configuration of every benchmark layer, timed */
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("bwdf_lab: no CUDA device, skipped\n");
+        return 77; /* ctest's skip code (gpu/bwdf_lab) */
+    }
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("bwdf_lab on %s (sm_%d%d, %d SMs); PASS = max|dw-ref|/max|ref| < 1e-2; split = splits x npq rows per split\n", prop.name,
            prop.major, prop.minor, prop.multiProcessorCount);
     if (prop.major < 8) { printf("needs compute capability 8.0+\n"); return 1; }
+#ifdef FDNN_HAVE_SM90A
+    g_wgmma = prop.major == 9 && prop.minor == 0;
+#endif
+    const int ncfg = BWDF_NCONFIGS + (g_wgmma ? fdnn_bwdf_wg::WGB_NCONFIGS : 0);
     int fails = 0, total = 0;
 
-    printf("-- correctness, odd shapes (cfg 0-5 = 128x128, 128x64, 64x128, 64x64, 64x256, 128x256; -1 and split 0 = the library's plan)\n");
+    printf("-- correctness, odd shapes (cfg 0-5 = mma.sync 128x128, 128x64, 64x128, 64x64, 64x256, 128x256; 6-16 = wgmma 128x128, 128x128 two per SM, 64x256, 64x128 two per SM, 128x256, 64x192, 128x192, 64x192 two per SM, 128x64 two per SM, 64x64 two and three per SM; -1 and split 0 = the library's plan)\n");
     const Layer small[] = {
         /* n   c   h   w   k   r  s str pad dil flip alpha beta splits cfg */
         {2, 8, 9, 7, 8, 1, 1, 1, 0, 1, 0, 1.f, 0.0f, 0, -1},
@@ -219,10 +249,19 @@ int main(int argc, char **argv)
         {8, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0, 0.5f, -1.0f, 5, 5}, /* 128x256, K = 64 < BM */
         {3, 24, 17, 19, 40, 3, 3, 2, 1, 2, 1, 1.f, 0.0f, 0, 4},
     };
+    int idx = 0;
     for (const Layer &L : small) {
         fails += !run_layer<__half>(L, 0);
         fails += !run_layer<__nv_bfloat16>(L, 0);
         total += 2;
+        if (g_wgmma) { /* each case once more on a wgmma configuration, in turn */
+            Layer F = L;
+            F.cfg = BWDF_NCONFIGS + idx % fdnn_bwdf_wg::WGB_NCONFIGS;
+            fails += !run_layer<__half>(F, 0);
+            fails += !run_layer<__nv_bfloat16>(F, 0);
+            total += 2;
+        }
+        idx++;
     }
 
     const Layer big[] = {
@@ -235,11 +274,14 @@ int main(int argc, char **argv)
         {32, 64, 56, 56, 256, 1, 1, 1, 0, 1, 0, 1.f, 0.f, 0, -1},
         {32, 256, 56, 56, 512, 1, 1, 2, 0, 1, 0, 1.f, 0.f, 0, -1},
         {128, 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 1.f, 0.f, 0, -1},
+        {32, 64, 56, 56, 64, 1, 1, 1, 0, 1, 0, 1.f, 0.f, 0, -1},
+        {32, 2048, 7, 7, 512, 1, 1, 1, 0, 1, 0, 1.f, 0.f, 0, -1},
+        {32, 8, 224, 224, 64, 7, 7, 2, 3, 1, 0, 1.f, 0.f, 0, -1}, /* conv1, C = 3 padded to 8 */
     };
     printf("-- benchmark layers (library plan)%s\n", quick ? ", checks only" : "");
     for (const Layer &L : big) {
         if (sweep)
-            for (int cfg = 0; cfg < BWDF_NCONFIGS; cfg++) {
+            for (int cfg = 0; cfg < ncfg; cfg++) {
                 Layer F = L;
                 F.cfg = cfg;
                 fails += !run_layer<__half>(F, 1);

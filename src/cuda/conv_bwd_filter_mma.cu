@@ -10,8 +10,12 @@
  * it first holds dw padded, so the kernel's epilogue applies alpha/beta with its one rounding as
  * on the unpadded path), then copies the first C channels of each (k, r, s) to dw (exact).
  * Workspace then = padded x + padded dw (each rounded to 256 bytes) + the kernel's split
- * workspace of the padded problem. */
-#include "conv_bwd_filter_mma.cuh"
+ * workspace of the padded problem.
+ * On a compute capability 9.0 device of a build with sm_90a code the same problems run on the
+ * Hopper warpgroup-MMA kernel of conv_bwd_filter_wgmma.cuh (FREEDNN_CUDA_WGMMA=0 keeps mma.sync);
+ * the workspace query has no device, so it reports the larger of the two kernels' split
+ * workspaces. */
+#include "conv_bwd_filter_wgmma.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
 #include "cuda_internal.h"
@@ -22,6 +26,19 @@ int gemm_npq(const fdnn_conv_problem *p) { return (int)((long long)p->n * p->out
 int gemm_rsc(const fdnn_conv_problem *p) { return p->flt[1] * p->flt[2] * p->c; }
 
 fdnn_bwdf::BwdfPlan plan_of(const fdnn_conv_problem *p) { return fdnn_bwdf::bwdf_plan(gemm_npq(p), p->k, gemm_rsc(p)); }
+fdnn_bwdf::BwdfPlan wg_plan_of(const fdnn_conv_problem *p) { return fdnn_bwdf_wg::wgb_plan(gemm_npq(p), p->k, gemm_rsc(p)); }
+
+/* the Hopper kernel runs here: an sm_90a build, a 9.0 device, FREEDNN_CUDA_WGMMA not 0 */
+bool wgmma_ok(const fdnn_cuda_state *cs)
+{
+#ifdef FDNN_HAVE_SM90A
+    static const bool env = fdnn_env_int("FREEDNN_CUDA_WGMMA", 1) != 0;
+    return env && cs && cs->cc == 90;
+#else
+    (void)cs;
+    return false;
+#endif
+}
 
 using fdnn_ptx::aligned16;
 
@@ -53,8 +70,17 @@ extern "C" int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem 
     return 1;
 }
 
-/* the split workspace of the kernel for a problem with C % 8 == 0 */
-static size_t kernel_workspace(const fdnn_conv_problem *p) { return fdnn_bwdf::bwdf_workspace_bytes(plan_of(p), p->k, gemm_rsc(p)); }
+/* the split workspace of the kernel for a problem with C % 8 == 0 (either kernel's) */
+static size_t kernel_workspace(const fdnn_conv_problem *p)
+{
+    const size_t a = fdnn_bwdf::bwdf_workspace_bytes(plan_of(p), p->k, gemm_rsc(p));
+#ifdef FDNN_HAVE_SM90A
+    const size_t b = fdnn_bwdf::bwdf_workspace_bytes(wg_plan_of(p), p->k, gemm_rsc(p));
+    return a > b ? a : b;
+#else
+    return a;
+#endif
+}
 
 extern "C" size_t fdnn_cuda_conv_bwd_filter_mma_workspace(const fdnn_conv_problem *p)
 {
@@ -101,7 +127,8 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, cons
         FDNN_CHECK(fdnn_cuda_conv_bwd_filter_mma_run(h, &q, &b)); /* C % 8 == 0 now: the plain path */
         return fdnn_cuda_check(fdnn_chpad::unpad_channels(dwp, a->out, wr, p->c, cp, st), "conv_bwd_filter__implicit_gemm_mma: copying dw back");
     }
-    const fdnn_bwdf::BwdfPlan pl = plan_of(p);
+    const bool wg = wgmma_ok(cs);
+    const fdnn_bwdf::BwdfPlan pl = wg ? wg_plan_of(p) : plan_of(p);
     const size_t need = fdnn_bwdf::bwdf_workspace_bytes(pl, p->k, gemm_rsc(p));
     if (need && (!a->workspace || a->workspace_size < need))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_bwd_filter__implicit_gemm_mma needs %zu bytes of workspace (got %zu)", need,
@@ -139,6 +166,12 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, cons
     P.splits = pl.splits;
     P.step_n = P.step_p = P.step_q = 0; /* set by bwdf_launch */
     cudaError_t e;
+    if (wg) {
+        const fdnn_bwdf_wg::WgbConfig wc = (fdnn_bwdf_wg::WgbConfig)pl.cfg;
+        if (p->xtype == CUDNN_DATA_HALF) e = fdnn_bwdf_wg::wgb_launch<__half>(P, wc, fdnn_cuda_stream(h));
+        else e = fdnn_bwdf_wg::wgb_launch<__nv_bfloat16>(P, wc, fdnn_cuda_stream(h));
+        return fdnn_cuda_check(e, "conv_bwd_filter__implicit_gemm_mma (wgmma)");
+    }
     if (p->xtype == CUDNN_DATA_HALF) e = fdnn_bwdf::bwdf_launch<__half>(P, pl.cfg, fdnn_cuda_stream(h));
     else e = fdnn_bwdf::bwdf_launch<__nv_bfloat16>(P, pl.cfg, fdnn_cuda_stream(h));
     return fdnn_cuda_check(e, "conv_bwd_filter__implicit_gemm_mma");

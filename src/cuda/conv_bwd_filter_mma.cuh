@@ -21,7 +21,7 @@
  * Split-K: blockIdx.z = split s takes npq rows [s*chunk, min((s+1)*chunk, NPQ)) (chunk a multiple
  * of 32, fixed by the problem: bwdf_plan). With one split the epilogue writes dw directly
  * (alpha/beta in float; beta == 0 never reads dw); with several, every split writes its float
- * partial tile to ws[s][K][RSC] and bwdf_reduce_kernel sums the splits in order s = 0, 1, ...,
+ * partial tile to ws[s][K][RSC] and bwdf_reduce_kernel sums the splits in a fixed order,
  * applies alpha/beta and converts. Deterministic: every sum has a fixed order. */
 #ifndef FDNN_CUDA_CONV_BWD_FILTER_MMA_CUH
 #define FDNN_CUDA_CONV_BWD_FILTER_MMA_CUH
@@ -61,6 +61,17 @@ using fdnn_ptx::cp_async16;
 using fdnn_ptx::cp_async_commit;
 using fdnn_ptx::cp_async_wait;
 using fdnn_ptx::ldmatrix_x4_trans;
+
+/* steps an npq row (n, p, q) by one slice (P.step_*, set by bwdf_set_step): one carry per digit
+ * suffices (step_q < Q, step_p < P) */
+__device__ __forceinline__ void bwdf_step_row(const BwdfParams &P, int &n, int &p, int &q)
+{
+    q += P.step_q;
+    p += P.step_p;
+    n += P.step_n;
+    if (q >= P.q) { q -= P.q; p++; }
+    if (p >= P.p) { p -= P.p; n++; }
+}
 
 /* byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile of ROWB-byte rows
  * (ROWB >= 128: the XOR stays inside the row) */
@@ -155,13 +166,7 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
             const bool ok = b_col_ok && next_row + row < row_end && (unsigned)hh < (unsigned)P.h && (unsigned)ww < (unsigned)P.w_;
             const T *src = ok ? x + (((long long)b_n[i] * P.h + hh) * P.w_ + ww) * P.c + b_c : x;
             cp_async16(sb + bw_swz<Tile::B_ROWB>(row, b_col), src, ok ? 16 : 0);
-            /* step (n, p, q) by BK rows: one carry per digit suffices (step_q < Q, step_p < P) */
-            int q = b_q[i] + P.step_q, p = b_p[i] + P.step_p, n = b_n[i] + P.step_n;
-            if (q >= P.q) { q -= P.q; p++; }
-            if (p >= P.p) { p -= P.p; n++; }
-            b_q[i] = q;
-            b_p[i] = p;
-            b_n[i] = n;
+            bwdf_step_row(P, b_n[i], b_p[i], b_q[i]); /* by BK rows */
         }
         next_row += BK;
     };
@@ -263,13 +268,76 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
 #endif
 }
 
-/* dw = alpha * sum_s ws[s] + beta * dw (beta == 0: dw not read), two columns per thread, the
- * splits summed in order 0, 1, ... */
+/* dw row m, GEMM columns nn, nn+1 (flipped tap for CUDNN_CONVOLUTION) = alpha * (s0, s1) + beta *
+ * dw (beta == 0: dw not read); the two columns are of one tap (RSC % 8 == 0) */
 template <typename T>
-__global__ void bwdf_reduce_kernel(const BwdfParams P)
+__device__ __forceinline__ void bwdf_store_pair(const BwdfParams &P, int m, int nn, float s0, float s1)
+{
+    long long dcol = nn;
+    if (P.flip) {
+        const int tap = nn / P.c, cc = nn - tap * P.c;
+        const int r = tap / P.s, s = tap - r * P.s;
+        dcol = ((long long)(P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cc;
+    }
+    T *dst = (T *)P.dw + (long long)m * P.rsc + dcol;
+    float o0 = P.alpha * s0, o1 = P.alpha * s1;
+    if (P.beta != 0.f) {
+        const float2 old = BwdfType<T>::load2(dst);
+        o0 += P.beta * old.x;
+        o1 += P.beta * old.y;
+    }
+    BwdfType<T>::store2(dst, o0, o1);
+}
+
+/* dw = alpha * sum_s ws[s] + beta * dw (beta == 0: dw not read). A block takes 32 groups of four
+ * consecutive columns (one per lane, coalesced float4 reads); warp w sums the splits w, w+8,
+ * w+16, ... in that order, then warp 0 adds the eight warps' sums in order 0..7, applies
+ * alpha/beta and converts: a fixed order, so deterministic, and with many splits (a long
+ * reduction over few filter elements, e.g. 1x1 64->64 at 56x56: 131 splits of 4096 floats) the
+ * loads of one element are spread over eight warps instead of one thread's serial loop.
+ * K*RSC % 4 == 0 (RSC % 8 == 0), the four columns are of one tap. */
+template <typename T>
+__global__ void __launch_bounds__(256) bwdf_reduce_kernel(const BwdfParams P)
+{
+    __shared__ float4 part[8][32];
+    const long long plane = (long long)P.k * P.rsc, quads = plane / 4;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (long long g = blockIdx.x; g * 32 < quads; g += gridDim.x) {
+        const long long qd = g * 32 + lane;
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (qd < quads)
+            for (int sp = w; sp < P.splits; sp += 8) {
+                const float4 v = ((const float4 *)(P.ws + sp * plane))[qd];
+                sum.x += v.x;
+                sum.y += v.y;
+                sum.z += v.z;
+                sum.w += v.w;
+            }
+        part[w][lane] = sum;
+        __syncthreads();
+        if (w == 0 && qd < quads) {
+            float4 t = part[0][lane];
+            for (int i = 1; i < 8; i++) {
+                const float4 v = part[i][lane];
+                t.x += v.x;
+                t.y += v.y;
+                t.z += v.z;
+                t.w += v.w;
+            }
+            const int m = (int)(qd * 4 / P.rsc), nn = (int)(qd * 4 - (long long)m * P.rsc);
+            bwdf_store_pair<T>(P, m, nn, t.x, t.y);
+            bwdf_store_pair<T>(P, m, nn + 2, t.z, t.w);
+        }
+        __syncthreads();
+    }
+}
+/* The same sum with one thread per two columns, the splits summed in order 0, 1, ...: faster
+ * when the splits are few (3x3 256->256 14x14, 5 splits of 590k floats: the kernel above spends
+ * most of its warps idle; 251 against 281 TFLOP/s for the whole convolution). */
+template <typename T>
+__global__ void bwdf_reduce_pairs_kernel(const BwdfParams P)
 {
     const long long pairs = (long long)P.k * P.rsc / 2, plane = (long long)P.k * P.rsc;
-    T *dw = (T *)P.dw;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < pairs; e += (long long)gridDim.x * blockDim.x) {
         const long long idx = e * 2;
         float s0 = 0.f, s1 = 0.f;
@@ -279,21 +347,21 @@ __global__ void bwdf_reduce_kernel(const BwdfParams P)
             s1 += v.y;
         }
         const int m = (int)(idx / P.rsc), nn = (int)(idx - (long long)m * P.rsc);
-        long long dcol = nn;
-        if (P.flip) {
-            const int tap = nn / P.c, cc = nn - tap * P.c;
-            const int r = tap / P.s, s = tap - r * P.s;
-            dcol = ((long long)(P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cc;
-        }
-        T *dst = dw + (long long)m * P.rsc + dcol;
-        float o0 = P.alpha * s0, o1 = P.alpha * s1;
-        if (P.beta != 0.f) {
-            const float2 old = BwdfType<T>::load2(dst);
-            o0 += P.beta * old.x;
-            o1 += P.beta * old.y;
-        }
-        BwdfType<T>::store2(dst, o0, o1);
+        bwdf_store_pair<T>(P, m, nn, s0, s1);
     }
+}
+/* the reduction of P.splits > 1 partial sums into dw: the eight-warp sum from 16 splits on */
+template <typename T>
+static cudaError_t bwdf_reduce(const BwdfParams &P, cudaStream_t st)
+{
+    if (P.splits >= 16) {
+        const long long groups = ((long long)P.k * P.rsc / 4 + 31) / 32;
+        bwdf_reduce_kernel<T><<<(unsigned)(groups < 8192 ? groups : 8192), 256, 0, st>>>(P);
+    } else {
+        const long long blocks = ((long long)P.k * P.rsc / 2 + 255) / 256;
+        bwdf_reduce_pairs_kernel<T><<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, st>>>(P);
+    }
+    return cudaGetLastError();
 }
 
 /* The tile configurations: BM (output channels) x BN (R*S*C columns). */
@@ -345,30 +413,36 @@ static inline size_t bwdf_workspace_bytes(const BwdfPlan &pl, int k, int rsc)
     return pl.splits > 1 ? (size_t)pl.splits * (size_t)k * (size_t)rsc * sizeof(float) : 0;
 }
 
-/* the (n, p, q) step of BK rows */
-static inline void bwdf_set_step(BwdfParams &P)
+/* the (n, p, q) step of bk rows (BK for the mma.sync kernel) */
+static inline void bwdf_set_step(BwdfParams &P, int bk = BK)
 {
     const int pq = P.p * P.q;
-    P.step_n = BK / pq;
-    const int rem = BK - P.step_n * pq;
+    P.step_n = bk / pq;
+    const int rem = bk - P.step_n * pq;
     P.step_p = rem / P.q;
     P.step_q = rem - P.step_p * P.q;
+}
+
+/* launches a backward-filter tile kernel on the (R*S*C / BN, K / BM, splits) grid; more than 48 KiB
+ * of dynamic shared memory needs an opt-in, made once per device (*opted: the kernel's own mask) */
+template <int BM, int BN, typename Kern>
+static cudaError_t bwdf_tile_launch(Kern kern, int threads, int smem_bytes, unsigned long long *opted, const BwdfParams &P, cudaStream_t st)
+{
+    if (smem_bytes > 48 * 1024) {
+        const cudaError_t e = fdnn_ptx::opt_in_smem(kern, smem_bytes, opted);
+        if (e != cudaSuccess) return e;
+    }
+    dim3 grid((unsigned)((P.rsc + BN - 1) / BN), (unsigned)((P.k + BM - 1) / BM), (unsigned)P.splits);
+    kern<<<grid, threads, smem_bytes, st>>>(P);
+    return cudaGetLastError();
 }
 
 template <typename T, int BM, int BN, int WARPS_M, int WARPS_N>
 static cudaError_t bwdf_launch_cfg(const BwdfParams &P, cudaStream_t st)
 {
-    typedef BwdfTile<BM, BN> Tile;
-    auto kern = conv_bwd_filter_mma_kernel<T, BM, BN, WARPS_M, WARPS_N>;
-    /* more than 48 KiB of dynamic shared memory needs an opt-in: once per device */
-    if (Tile::SMEM_BYTES > 48 * 1024) {
-        static unsigned long long opted = 0;
-        const cudaError_t e = fdnn_ptx::opt_in_smem(kern, Tile::SMEM_BYTES, &opted);
-        if (e != cudaSuccess) return e;
-    }
-    dim3 grid((unsigned)((P.rsc + BN - 1) / BN), (unsigned)((P.k + BM - 1) / BM), (unsigned)P.splits);
-    kern<<<grid, NTHREADS, Tile::SMEM_BYTES, st>>>(P);
-    return cudaGetLastError();
+    static unsigned long long opted = 0;
+    return bwdf_tile_launch<BM, BN>(conv_bwd_filter_mma_kernel<T, BM, BN, WARPS_M, WARPS_N>, NTHREADS, BwdfTile<BM, BN>::SMEM_BYTES,
+                                    &opted, P, st);
 }
 
 /* T = __half or __nv_bfloat16. P.chunk / P.splits from bwdf_plan, P.ws (16-byte aligned) of
@@ -389,11 +463,7 @@ static cudaError_t bwdf_launch(BwdfParams P, BwdfConfig cfg, cudaStream_t st)
     case BWDF_128x256: e = bwdf_launch_cfg<T, 128, 256, 2, 4>(P, st); break; /* 64x64 warp tiles */
     }
     if (e != cudaSuccess || P.splits <= 1) return e;
-    const long long pairs = (long long)P.k * P.rsc / 2;
-    long long blocks = (pairs + 255) / 256;
-    if (blocks > 4096) blocks = 4096;
-    bwdf_reduce_kernel<T><<<(unsigned)blocks, 256, 0, st>>>(P);
-    return cudaGetLastError();
+    return bwdf_reduce<T>(P, st);
 }
 
 } /* namespace fdnn_bwdf */

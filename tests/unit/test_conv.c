@@ -361,7 +361,11 @@ int main(void)
      * 2-9 blocks, partial sums in the workspace) and of a few dozen (one split, direct epilogue),
      * P*Q below 32 (the row step crosses images), stride 2/3, padding, dilation, 1x1, R != S, both
      * modes, 3-D with D = T = 1; alpha/beta alternate between beta == 0 (NaN-filled dw) and
-     * beta != 0. */
+     * beta != 0. On an H200 (sm_90a build) the same entry runs the warpgroup-MMA kernel
+     * (conv_bwd_filter_wgmma.cuh); the last four cases reach its other branches: a 1x1 with
+     * 16384 rows and an 8-column output (32 splits, the eight-warp reduction), 128x192 tiles with
+     * a partial row tile (K = 136, R*S*C = 576), 64x256 tiles (R*S*C = 392) and 64x192 tiles whose
+     * warpgroups split the k steps (K = 64, R*S*C = 576). */
     {
         /*                       n   c   h   w    k  r  s str pad dil conv */
         static const int BF[][11] = {{2, 8, 40, 40, 16, 3, 3, 1, 1, 1, 0},  {3, 16, 33, 29, 24, 3, 3, 1, 1, 2, 1},
@@ -369,7 +373,9 @@ int main(void)
                                      {2, 8, 14, 13, 200, 5, 3, 3, 2, 1, 1}, {4, 16, 12, 12, 8, 1, 1, 2, 0, 1, 0},
                                      {2, 8, 30, 30, 32, 3, 3, 1, 1, 1, 1},  {5, 40, 7, 7, 72, 2, 2, 1, 0, 2, 0},
                                      {8, 8, 4, 5, 16, 3, 3, 1, 1, 1, 1},    {64, 8, 6, 6, 8, 3, 3, 1, 1, 1, 0},
-                                     {2, 136, 6, 6, 64, 1, 1, 1, 0, 1, 1},  {2, 8, 50, 50, 8, 3, 3, 1, 0, 1, 1}};
+                                     {2, 136, 6, 6, 64, 1, 1, 1, 0, 1, 1},  {2, 8, 50, 50, 8, 3, 3, 1, 0, 1, 1},
+                                     {16, 8, 32, 32, 16, 1, 1, 1, 0, 1, 0}, {4, 64, 12, 12, 136, 3, 3, 1, 1, 1, 1},
+                                     {3, 8, 40, 40, 64, 7, 7, 2, 3, 1, 0},  {6, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0}};
         static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         int fails = 0;
         const int nbf = (int)(sizeof BF / sizeof BF[0]);
