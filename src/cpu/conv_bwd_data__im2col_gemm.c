@@ -1,6 +1,6 @@
 /* Backward-data convolution as GEMM + col2im (FLOAT, DOUBLE): per image and group,
- * col[Cg*T*R*S x P] = W_g^T * dy[Kg x P], then each dx element gathers its column entries
- * (no scatter, so deterministic) and is blended with alpha/beta. 1x1 stride-1 unpadded
+ * col[Cg*T*R*S x P] = W_g^T * dy[Kg x P], then each dx row adds the column entries that fall
+ * on it (one thread per row, a fixed order: deterministic), blended with alpha/beta. 1x1 stride-1 unpadded
  * problems with packed dx write dx straight from the GEMM (workspace 0); other unpadded 1x1
  * problems (strided) copy the column entries to the strided positions (COL2IM_1X1). BWD_DATA_ALGO_1. */
 #include "conv_cpu.h"
@@ -13,34 +13,40 @@ static size_t workspace(const fdnn_conv_problem *p)
     return fdnn_cpu_col_elems(p) * fdnn_dtype_size(p->xtype);
 }
 
+/* col2im of a general filter: dx rows (c, id, ih) in parallel, each set to beta * dx (0 when
+ * beta == 0, dx not read), then, for every filter tap (t, r) whose output row it lies on, the
+ * column entries of the taps s along the row added at dx(id, ih, ow*sw + s'*dw - pw) for the ow
+ * that land inside it (s' = s for cross-correlation, S-1-s for convolution). Taps go in
+ * (t, r, s) order and a row belongs to one thread: deterministic. The gather it replaced (each
+ * dx element over all R*S taps, a divisibility test per tap, threads over the channels only) made
+ * the ResNet-50 stem (7x7 stride 2, C = 3) 6.7 ms at N=1 and 54.7 at N=8 against 1.5 and 13.0
+ * now (2 threads), most of it in the col2im. */
 #define COL2IM(T)                                                                                                      \
-    _Pragma("omp parallel for schedule(static)") for (int c = 0; c < cg; c++)                                          \
+    _Pragma("omp parallel for schedule(static)") for (int64_t row = 0; row < (int64_t)cg * p->in[0] * p->in[1]; row++)  \
     {                                                                                                                  \
-        T *dxc = dx + (int64_t)n * p->xs[0] + (int64_t)(g * cg + c) * p->xs[1];                                        \
-        for (int id = 0; id < p->in[0]; id++)                                                                          \
-            for (int ih = 0; ih < p->in[1]; ih++)                                                                      \
-                for (int iw = 0; iw < p->in[2]; iw++) {                                                                \
-                    T acc = 0;                                                                                         \
-                    for (int t = 0; t < TT; t++) {                                                                     \
-                        int nd = id + p->pad[0] - (cc ? t : TT - 1 - t) * p->dil[0];                                   \
-                        if (nd < 0 || nd % p->stride[0] || nd / p->stride[0] >= p->out[0]) continue;                   \
-                        for (int r = 0; r < R; r++) {                                                                  \
-                            int nh = ih + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];                                \
-                            if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= p->out[1]) continue;               \
-                            for (int s = 0; s < S; s++) {                                                              \
-                                int nw = iw + p->pad[2] - (cc ? s : S - 1 - s) * p->dil[2];                            \
-                                if (nw < 0 || nw % p->stride[2] || nw / p->stride[2] >= p->out[2]) continue;           \
-                                int64_t row = ((int64_t)(c * TT + t) * R + r) * S + s;                                 \
-                                acc += col[row * P + ((int64_t)(nd / p->stride[0]) * p->out[1] + nh / p->stride[1]) *  \
-                                                         p->out[2] + nw / p->stride[2]];                               \
-                            }                                                                                          \
-                        }                                                                                              \
-                    }                                                                                                  \
-                    T *o = dxc + (int64_t)id * p->xs[2] + (int64_t)ih * p->xs[3] + (int64_t)iw * p->xs[4];             \
-                    T v = (T)a->alpha * acc;                                                                           \
-                    if (a->beta != 0) v += (T)a->beta * *o;                                                            \
-                    *o = v;                                                                                            \
+        const int64_t dh = (int64_t)p->in[0] * p->in[1];                                                               \
+        const int c = (int)(row / dh), id = (int)((row - c * dh) / p->in[1]), ih = (int)(row - c * dh - (int64_t)id * p->in[1]); \
+        const int64_t xw = p->xs[4];                                                                                   \
+        T *o = dx + (int64_t)n * p->xs[0] + (int64_t)(g * cg + c) * p->xs[1] + (int64_t)id * p->xs[2] + (int64_t)ih * p->xs[3]; \
+        for (int iw = 0; iw < p->in[2]; iw++) o[iw * xw] = a->beta != 0 ? (T)a->beta * o[iw * xw] : (T)0;              \
+        const T alpha = (T)a->alpha;                                                                                   \
+        for (int t = 0; t < TT; t++) {                                                                                 \
+            const int nd = id + p->pad[0] - (cc ? t : TT - 1 - t) * p->dil[0];                                         \
+            if (nd < 0 || nd % p->stride[0] || nd / p->stride[0] >= p->out[0]) continue;                               \
+            for (int r = 0; r < R; r++) {                                                                              \
+                const int nh = ih + p->pad[1] - (cc ? r : R - 1 - r) * p->dil[1];                                      \
+                if (nh < 0 || nh % p->stride[1] || nh / p->stride[1] >= p->out[1]) continue;                           \
+                const int64_t pos = ((int64_t)(nd / p->stride[0]) * p->out[1] + nh / p->stride[1]) * p->out[2];        \
+                for (int s = 0; s < S; s++) {                                                                          \
+                    const int sw = p->stride[2], off = (cc ? s : S - 1 - s) * p->dil[2] - p->pad[2]; /* iw = ow*sw + off */ \
+                    if (p->in[2] - 1 - off < 0) continue;                                                              \
+                    const int lo = off < 0 ? (-off + sw - 1) / sw : 0;                                                 \
+                    const int hi = (p->in[2] - 1 - off) / sw + 1 < p->out[2] ? (p->in[2] - 1 - off) / sw + 1 : p->out[2]; \
+                    const T *crow = col + (((int64_t)(c * TT + t) * R + r) * S + s) * P + pos;                         \
+                    for (int ow = lo; ow < hi; ow++) o[(int64_t)(ow * sw + off) * xw] += alpha * crow[ow];             \
                 }                                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
     }
 
 /* the same for an unpadded 1x1 filter (any stride): dx(id, ih, iw) is the column entry of output

@@ -67,6 +67,11 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * direct kernel is faster (about 170 GFLOP/s vs 110 for the per-image GEMMs) */
     /* (14x14 at N=1, also N*P*Q = 196, stays direct: GEMM was not faster there, backward data
      * 2.15-2.19 vs 1.83-2.89 ms; at N=4 the 7x7 layer is about even, GEMM slightly ahead) */
+    /* NCHW backward data with fewer than 16 input channels (the ResNet-50 stem, C = 3): the direct
+     * kernel's vectors run along C and stay mostly empty, while W^T * dy is a GEMM with a reduction
+     * of K and the row-parallel col2im adds its entries cheaply. rn50_conv1_7x7s2 (ms, 2 threads,
+     * direct -> GEMM): N=1 2.37-2.48 -> 1.45-1.54, N=8 20.8-21.1 -> 13.0 (oneDNN 1.88 / 14.4). */
+    if (p->dir == FDNN_CONV_BWD_DATA && p->c < 16) return 1;
     int64_t pq = (int64_t)p->out[0] * p->out[1] * p->out[2];
     if (pq <= 64 && p->n * pq <= 196) return 1;
     return 0;
