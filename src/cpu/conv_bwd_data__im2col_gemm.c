@@ -4,6 +4,7 @@
  * problems with packed dx write dx straight from the GEMM (workspace 0); other unpadded 1x1
  * problems (strided) copy the column entries to the strided positions (COL2IM_1X1). BWD_DATA_ALGO_1. */
 #include "conv_cpu.h"
+#include <string.h>
 
 static int applicable(const fdnn_conv_problem *p, char *why, size_t n) { return fdnn_cpu_conv_gemm_applicable(p, why, n); }
 
@@ -62,6 +63,12 @@ static size_t workspace(const fdnn_conv_problem *p)
                 const int on = id % sd == 0 && id / sd < p->out[0] && ih % sh == 0 && ih / sh < p->out[1];             \
                 const T *crow = colc + ((int64_t)(id / sd) * p->out[1] + ih / sh) * p->out[2];                         \
                 T *o = dxc + (int64_t)id * p->xs[2] + (int64_t)ih * p->xs[3];                                          \
+                if (a->beta == 0 && p->xs[4] == 1) { /* packed rows: zero the row, then place the entries */          \
+                    memset(o, 0, sizeof(T) * (size_t)p->in[2]);                                                        \
+                    if (on)                                                                                            \
+                        for (int q = 0; q < p->out[2] && (int64_t)q * sw < p->in[2]; q++) o[(int64_t)q * sw] = (T)a->alpha * crow[q]; \
+                    continue;                                                                                          \
+                }                                                                                                      \
                 for (int iw = 0, q = 0, m = 0; iw < p->in[2]; iw++) {                                                  \
                     T acc = on && m == 0 && q < p->out[2] ? crow[q] : (T)0; /* m = iw % sw, q = iw / sw */            \
                     T v = (T)a->alpha * acc;                                                                           \

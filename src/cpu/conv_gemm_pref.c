@@ -47,17 +47,20 @@ static int prefer_gemm(const fdnn_conv_problem *p)
         return (int64_t)p->n * opq <= 392;
     }
     /* NCHW strided 1x1 backward filter: the column matrix is only a subsample of x
-     * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Forward was a wash
-     * (1.37-1.46 vs 1.42-1.45) and backward data through col2im was 3x slower (3.5-4.4 vs 1.36;
- * since its 1x1 col2im became a plain strided copy, 1.35, level with direct, so it stays direct). */
-    if (p->dir == FDNN_CONV_BWD_FILTER && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 &&
-        p->pad[2] == 0)
+     * (rn50_1x1s2_256_512_56 N=1: 1.15-1.29 ms vs 1.67-2.12 direct). Backward data: W^T * dy
+     * into the workspace, then each dx row zeroed and the entries placed at the strided
+     * positions; it went from 3x slower than the direct kernel (3.5-4.4 ms against 1.36) to
+     * 1.07 at N=1 and 9.6-9.8 at N=8 (direct 1.40 / 11.5; oneDNN 1.01 / 8.4-8.7) as the 1x1
+     * col2im became a strided copy, then a row memset plus stores, and the GEMM's 512-long
+     * reduction moved to the streamed-B kernel (gemm.c). */
+    if ((p->dir == FDNN_CONV_BWD_FILTER || p->dir == FDNN_CONV_BWD_DATA) && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 &&
+        p->pad[0] == 0 && p->pad[1] == 0 && p->pad[2] == 0)
         return 1;
     /* NCHW strided 1x1 forward with C <= 256: the subsampled column matrix times the filter is a
      * GEMM with a reduction of at most 256, which runs on the streamed-B AVX-512 kernel
      * (gemm_panel_avx512.c; the "wash" above was measured before it existed).
      * rn50_1x1s2_256_512_56 (ms, 2 threads, direct -> GEMM): N=1 1.39-1.42 -> 1.21, N=8 11.7-12.3
-     * -> 9.96-10.03 (oneDNN 1.12 / 9.9-10.5). Backward data stays direct (see above). */
+     * -> 9.96-10.03 (oneDNN 1.12 / 9.9-10.5). */
     if (p->dir == FDNN_CONV_FWD && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 &&
         p->pad[2] == 0 && (p->stride[0] > 1 || p->stride[1] > 1 || p->stride[2] > 1) && p->c <= 256)
         return 1;

@@ -168,16 +168,24 @@ int fdnn_cpu_threads(void)
 
 /* The streamed-B AVX-512 kernel (gemm_panel_avx512.c) where BLAS's packing of B dominates:
  * B not transposed with at least one full 48-column panel, a reduction short enough for a B
- * panel to stay in L1 (k <= 256), leading dimensions at least the row lengths. Columns split over the
+ * panel to stay in L1 (k <= 256), leading dimensions at least the row lengths. Longer
+ * reductions up to 1024 go through it too, in chunks of 256 B rows, when C has at least eight
+ * panels: NCHW strided 1x1 backward data (256 x 784 x 512 per image, rn50_1x1s2_256_512_56) 1.14
+ * -> 1.07 ms at N=1 (level at N=8), while the 49 columns of rn50_1x1_2048_512_7's backward data
+ * ran at 0.11 TFLOP/s through it against 0.15 through BLAS (whence the eight panels). Columns split over the
  * OpenMP threads in whole panels (one call when already inside a parallel region).
- * FREEDNN_CPU_PANEL_GEMM=0 turns it off (comparisons; read once). Returns 1 when it ran. */
+ * FREEDNN_CPU_PANEL_GEMM=0 turns it off, FREEDNN_CPU_PANEL_KMAX sets the longest reduction
+ * (comparisons; read once). Returns 1 when it ran. */
 #ifdef FDNN_HAVE_AVX512
 static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                        float *c, int64_t ldc)
 {
     static int on = -1;
     if (on < 0) on = fdnn_env_int("FREEDNN_CPU_PANEL_GEMM", 1) && !fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0) && fdnn_cpu_has_avx512();
-    if (!on || tb || n < FDNN_PANEL_NB || k < 1 || k > 256) return 0;
+    static int kmax = -1;
+    if (kmax < 0) kmax = fdnn_env_int("FREEDNN_CPU_PANEL_KMAX", 1024);
+    if (!on || tb || n < FDNN_PANEL_NB || k < 1 || k > kmax) return 0;
+    if (k > FDNN_PANEL_KC && n < 8 * FDNN_PANEL_NB) return 0; /* see above */
     if (ldb < n || ldc < n || lda < (ta ? m : k)) return 0;
     const int panels = (n + FDNN_PANEL_NB - 1) / FDNN_PANEL_NB;
     int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #define FDNN_PANEL_NB 48
+#define FDNN_PANEL_KC 256 /* reduction rows of a B panel per pass */
 
 void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                              float beta, float *c, int64_t ldc);

@@ -77,13 +77,19 @@ void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, 
                              float beta, float *c, int64_t ldc)
 {
     static const tile_fn fns[9] = {NULL, tile1, tile2, tile3, tile4, tile5, tile6, tile7, tile8};
-    const float ab[2] = {alpha, beta};
     const int64_t sam = ta ? 1 : lda, saq = ta ? lda : 1; /* A(i, q) = a[i*sam + q*saq] */
     for (int j = j0; j < j1; j += FDNN_PANEL_NB) {
         const int nleft = j1 - j < FDNN_PANEL_NB ? j1 - j : FDNN_PANEL_NB;
-        for (int i = 0; i < m; i += 8) {
-            const int mr = m - i < 8 ? m - i : 8;
-            fns[mr](k, a + (int64_t)i * sam, sam, saq, b + j, ldb, c + (int64_t)i * ldc + j, ldc, nleft, ab);
+        /* the reduction in chunks of FDNN_PANEL_KC rows of B (a panel chunk stays in L1), the
+         * later chunks adding to C */
+        for (int q0 = 0; q0 < k; q0 += FDNN_PANEL_KC) {
+            const int kc = k - q0 < FDNN_PANEL_KC ? k - q0 : FDNN_PANEL_KC;
+            const float ab[2] = {alpha, q0 ? 1.0f : beta};
+            for (int i = 0; i < m; i += 8) {
+                const int mr = m - i < 8 ? m - i : 8;
+                fns[mr](kc, a + (int64_t)i * sam + (int64_t)q0 * saq, sam, saq, b + (int64_t)q0 * ldb + j, ldb, c + (int64_t)i * ldc + j, ldc,
+                        nleft, ab);
+            }
         }
     }
 }

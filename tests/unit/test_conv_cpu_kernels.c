@@ -222,6 +222,25 @@ int main(void)
             }
         g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
     }
+    /* NCHW FLOAT backward data, ALGO_1, through the GEMM forms the heuristic prefers there:
+     * strided unpadded 1x1 (stride 2 and 3; beta == 0 takes the row memset and strided stores,
+     * beta != 0 the blending copy; K = 300 > 256 with at least 384 output pixels runs the
+     * streamed-B kernel in two reduction chunks, K = 40 in one) and C < 16 with 7x7 stride-2
+     * padded, 3x3 dilated and 5x5 stride-3 filters (the row-parallel col2im), one to three images,
+     * both modes, every alpha/beta pair. */
+    {
+        static const int cs[][9] = { /* n, c, k, h, w, r, stride, pad, dil */
+            { 1, 24, 300, 40, 41, 1, 2, 0, 1 }, { 3, 16, 40, 13, 12, 1, 3, 0, 1 }, { 3, 20, 300, 45, 40, 1, 2, 0, 1 },
+            { 1, 3, 20, 24, 22, 7, 2, 3, 1 },   { 3, 5, 12, 15, 17, 3, 1, 2, 2 },  { 2, 7, 33, 19, 18, 5, 3, 1, 1 } };
+        int t = 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            for (int a = 0; a < 4; a++, t++) {
+                const int *c = cs[i];
+                const int P = (c[3] + 2 * c[7] - c[8] * (c[5] - 1) - 1) / c[6] + 1, Q = (c[4] + 2 * c[7] - c[8] * (c[5] - 1) - 1) / c[6] + 1;
+                prob pb = { c[0], c[1], c[2], c[3], c[4], c[5], c[5], c[7], c[7], c[6], c[6], c[8], c[8], P, Q, t % 2, 0, 0, 1 };
+                run_case(h, &pb, 1, ab[a][0], ab[a][1]);
+            }
+    }
     printf("skipped (NOT_SUPPORTED): %d\n", skipped);
     cudnnDestroy(h);
     return th_finish();
