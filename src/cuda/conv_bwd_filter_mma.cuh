@@ -381,7 +381,7 @@ static inline int bwdf_bn(BwdfConfig c)
  * split so that tiles * splits approaches TARGET_BLOCKS, each split taking at least
  * MIN_SPLIT_ROWS npq rows (a multiple of BK); force_splits > 0 asks for that many (the lab). */
 struct BwdfPlan {
-    BwdfConfig cfg;
+    BwdfConfig cfg; /* from bwdf_plan; a plan of fdnn_bwdf_wg::wgb_plan holds a WgbConfig here */
     int splits, chunk;
 };
 static inline BwdfPlan bwdf_plan(int npq, int k, int rsc, int force_splits = 0, int force_cfg = -1)
