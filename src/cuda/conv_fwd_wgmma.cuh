@@ -55,158 +55,69 @@ template <typename T> __host__ __device__ constexpr int slice_elems() { return 1
 /* One wgmma.mma_async D += A * B, m64nNk16 for 16-bit types, m64nNk8 for tf32 (KS: "k16" or
  * "k8"), A and B from shared memory through descriptors; TR is the transpose arguments
  * (", 0, 0": both K-major; ", 1, 1": both MN-major, 16-bit types only; empty for tf32, which
- * takes none and is K-major only).
- * m64n64: 32 accumulator registers per thread */
-#define FDNN_WGMMA_N64(KS, TY, TR, d, da, db) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n64" KS ".f32." TY "." TY " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
-                 "%32, %33, p, 1, 1" TR ";\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
-                 : "l"(da), "l"(db), "n"(1))
-
-/* m64n96k16: 48 accumulator registers per thread */
-#define FDNN_WGMMA_N96(KS, TY, TR, d, da, db) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n96" KS ".f32." TY "." TY " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, " \
-                 "%48, %49, p, 1, 1" TR ";\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]) \
-                 : "l"(da), "l"(db), "n"(1))
-
-/* m64n128k16: 64 accumulator registers per thread */
-#define FDNN_WGMMA_N128(KS, TY, TR, d, da, db) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n128" KS ".f32." TY "." TY " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
-                 "%64, %65, p, 1, 1" TR ";\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
-                 : "l"(da), "l"(db), "n"(1))
-
-/* m64n192k16: 96 accumulator registers per thread */
-#define FDNN_WGMMA_N192(KS, TY, TR, d, da, db) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n192" KS ".f32." TY "." TY " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, " \
-                 "%96, %97, p, 1, 1" TR ";\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-                 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-                 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-                 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-                 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) \
-                 : "l"(da), "l"(db), "n"(1))
-
-/* m64n256k16: 128 accumulator registers per thread */
-#define FDNN_WGMMA_N256(KS, TY, TR, d, da, db) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n256" KS ".f32." TY "." TY " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, " \
-                 "%128, %129, p, 1, 1" TR ";\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-                 "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-                 "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-                 "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-                 "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-                 "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-                 "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-                 "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-                 "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
-                 : "l"(da), "l"(db), "n"(1))
+ * takes none and is K-major only). An m64nN instruction has N/2 accumulator registers per thread,
+ * operands %0 .. %(N/2-1), then the two descriptors and the scale-d predicate. Inline asm needs
+ * the operand list spelled out, so it is built from 16-register pieces: FDNN_WGR<c> names
+ * operands 16c .. 16c+15, FDNN_WGC16(d, i) binds d[i .. i+15] to them. */
+#define FDNN_WGR0 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define FDNN_WGR1 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define FDNN_WGR2 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+#define FDNN_WGR3 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define FDNN_WGR4 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"
+#define FDNN_WGR5 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define FDNN_WGR6 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
+#define FDNN_WGR7 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define FDNN_WGC16(d, i) \
+    "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7]), "+f"(d[i + 8]), "+f"(d[i + 9]), "+f"(d[i + 10]), "+f"(d[i + 11]), "+f"(d[i + 12]), "+f"(d[i + 13]), "+f"(d[i + 14]), "+f"(d[i + 15])
+/* SHAPE "m64nN", REGS its accumulator operand list, DESC / PRED the operand numbers after it */
+#define FDNN_WGMMA_ASM(SHAPE, REGS, DESC, PRED, KS, TY, TR, da, db, ...) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED ", 0;\n" \
+                 "wgmma.mma_async.sync.aligned." SHAPE KS ".f32." TY "." TY " {" REGS "}, " DESC ", p, 1, 1" TR ";\n}\n" \
+                 : __VA_ARGS__ : "l"(da), "l"(db), "n"(1))
+/* the instruction for N = 64, 96, 128, 192 or 256 (a compile-time N) */
+#define FDNN_WGMMA(N, KS, TY, TR, d, da, db) \
+    do { \
+        if constexpr (N == 64) \
+            FDNN_WGMMA_ASM("m64n64", FDNN_WGR0 ", " FDNN_WGR1, "%32, %33", "%34", KS, TY, TR, da, db, FDNN_WGC16(d, 0), FDNN_WGC16(d, 16)); \
+        else if constexpr (N == 96) \
+            FDNN_WGMMA_ASM("m64n96", FDNN_WGR0 ", " FDNN_WGR1 ", " FDNN_WGR2, "%48, %49", "%50", KS, TY, TR, da, db, FDNN_WGC16(d, 0), \
+                           FDNN_WGC16(d, 16), FDNN_WGC16(d, 32)); \
+        else if constexpr (N == 128) \
+            FDNN_WGMMA_ASM("m64n128", FDNN_WGR0 ", " FDNN_WGR1 ", " FDNN_WGR2 ", " FDNN_WGR3, "%64, %65", "%66", KS, TY, TR, da, db, \
+                           FDNN_WGC16(d, 0), FDNN_WGC16(d, 16), FDNN_WGC16(d, 32), FDNN_WGC16(d, 48)); \
+        else if constexpr (N == 192) \
+            FDNN_WGMMA_ASM("m64n192", FDNN_WGR0 ", " FDNN_WGR1 ", " FDNN_WGR2 ", " FDNN_WGR3 ", " FDNN_WGR4 ", " FDNN_WGR5, "%96, %97", "%98", KS, \
+                           TY, TR, da, db, FDNN_WGC16(d, 0), FDNN_WGC16(d, 16), FDNN_WGC16(d, 32), FDNN_WGC16(d, 48), FDNN_WGC16(d, 64), \
+                           FDNN_WGC16(d, 80)); \
+        else { \
+            static_assert(N == 256, "wgmma N: 64, 96, 128, 192 or 256"); \
+            FDNN_WGMMA_ASM("m64n256", \
+                           FDNN_WGR0 ", " FDNN_WGR1 ", " FDNN_WGR2 ", " FDNN_WGR3 ", " FDNN_WGR4 ", " FDNN_WGR5 ", " FDNN_WGR6 ", " FDNN_WGR7, \
+                           "%128, %129", "%130", KS, TY, TR, da, db, FDNN_WGC16(d, 0), FDNN_WGC16(d, 16), FDNN_WGC16(d, 32), \
+                           FDNN_WGC16(d, 48), FDNN_WGC16(d, 64), FDNN_WGC16(d, 80), FDNN_WGC16(d, 96), FDNN_WGC16(d, 112)); \
+        } \
+    } while (0)
 
 template <typename T> struct WgOps;
 template <> struct WgOps<__half> {
     template <int N, bool MN = false> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
     {
-        if constexpr (MN) {
-            if constexpr (N == 64) FDNN_WGMMA_N64("k16", "f16", ", 1, 1", d, da, db);
-            else if constexpr (N == 96) FDNN_WGMMA_N96("k16", "f16", ", 1, 1", d, da, db);
-            else if constexpr (N == 128) FDNN_WGMMA_N128("k16", "f16", ", 1, 1", d, da, db);
-            else if constexpr (N == 192) FDNN_WGMMA_N192("k16", "f16", ", 1, 1", d, da, db);
-            else FDNN_WGMMA_N256("k16", "f16", ", 1, 1", d, da, db);
-        } else {
-            if constexpr (N == 64) FDNN_WGMMA_N64("k16", "f16", ", 0, 0", d, da, db);
-            else if constexpr (N == 96) FDNN_WGMMA_N96("k16", "f16", ", 0, 0", d, da, db);
-            else if constexpr (N == 128) FDNN_WGMMA_N128("k16", "f16", ", 0, 0", d, da, db);
-            else if constexpr (N == 192) FDNN_WGMMA_N192("k16", "f16", ", 0, 0", d, da, db);
-            else FDNN_WGMMA_N256("k16", "f16", ", 0, 0", d, da, db);
-        }
+        if constexpr (MN) FDNN_WGMMA(N, "k16", "f16", ", 1, 1", d, da, db);
+        else FDNN_WGMMA(N, "k16", "f16", ", 0, 0", d, da, db);
     }
 };
 template <> struct WgOps<__nv_bfloat16> {
     template <int N, bool MN = false> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
     {
-        if constexpr (MN) {
-            if constexpr (N == 64) FDNN_WGMMA_N64("k16", "bf16", ", 1, 1", d, da, db);
-            else if constexpr (N == 96) FDNN_WGMMA_N96("k16", "bf16", ", 1, 1", d, da, db);
-            else if constexpr (N == 128) FDNN_WGMMA_N128("k16", "bf16", ", 1, 1", d, da, db);
-            else if constexpr (N == 192) FDNN_WGMMA_N192("k16", "bf16", ", 1, 1", d, da, db);
-            else FDNN_WGMMA_N256("k16", "bf16", ", 1, 1", d, da, db);
-        } else {
-            if constexpr (N == 64) FDNN_WGMMA_N64("k16", "bf16", ", 0, 0", d, da, db);
-            else if constexpr (N == 96) FDNN_WGMMA_N96("k16", "bf16", ", 0, 0", d, da, db);
-            else if constexpr (N == 128) FDNN_WGMMA_N128("k16", "bf16", ", 0, 0", d, da, db);
-            else if constexpr (N == 192) FDNN_WGMMA_N192("k16", "bf16", ", 0, 0", d, da, db);
-            else FDNN_WGMMA_N256("k16", "bf16", ", 0, 0", d, da, db);
-        }
+        if constexpr (MN) FDNN_WGMMA(N, "k16", "bf16", ", 1, 1", d, da, db);
+        else FDNN_WGMMA(N, "k16", "bf16", ", 0, 0", d, da, db);
     }
 };
 
 /* FLOAT as TF32 (m64nNk8: the 32 bytes of a k step are 8 floats; the tensor cores read the top 19
  * bits of each float in shared memory); tf32 operands take no transpose arguments */
 template <> struct WgOps<float> {
-    template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db)
-    {
-        if constexpr (N == 64) FDNN_WGMMA_N64("k8", "tf32", "", d, da, db);
-        else if constexpr (N == 128) FDNN_WGMMA_N128("k8", "tf32", "", d, da, db);
-        else FDNN_WGMMA_N256("k8", "tf32", "", d, da, db);
-    }
+    template <int N> static __device__ __forceinline__ void mma(float *d, uint64_t da, uint64_t db) { FDNN_WGMMA(N, "k8", "tf32", "", d, da, db); }
 };
 
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
