@@ -28,18 +28,6 @@ int gemm_rsc(const fdnn_conv_problem *p) { return p->flt[1] * p->flt[2] * p->c; 
 fdnn_bwdf::BwdfPlan plan_of(const fdnn_conv_problem *p) { return fdnn_bwdf::bwdf_plan(gemm_npq(p), p->k, gemm_rsc(p)); }
 fdnn_bwdf::BwdfPlan wg_plan_of(const fdnn_conv_problem *p) { return fdnn_bwdf_wg::wgb_plan(gemm_npq(p), p->k, gemm_rsc(p)); }
 
-/* the Hopper kernel runs here: an sm_90a build, a 9.0 device, FREEDNN_CUDA_WGMMA not 0 */
-bool wgmma_ok(const fdnn_cuda_state *cs)
-{
-#ifdef FDNN_HAVE_SM90A
-    static const bool env = fdnn_env_int("FREEDNN_CUDA_WGMMA", 1) != 0;
-    return env && cs && cs->cc == 90;
-#else
-    (void)cs;
-    return false;
-#endif
-}
-
 using fdnn_ptx::aligned16;
 
 } // namespace
@@ -127,7 +115,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, cons
         FDNN_CHECK(fdnn_cuda_conv_bwd_filter_mma_run(h, &q, &b)); /* C % 8 == 0 now: the plain path */
         return fdnn_cuda_check(fdnn_chpad::unpad_channels(dwp, a->out, wr, p->c, cp, st), "conv_bwd_filter__implicit_gemm_mma: copying dw back");
     }
-    const bool wg = wgmma_ok(cs);
+    const bool wg = fdnn_cuda_wgmma_on(cs) != 0; /* the Hopper kernel takes every problem of this entry */
     const fdnn_bwdf::BwdfPlan pl = wg ? wg_plan_of(p) : plan_of(p);
     const size_t need = fdnn_bwdf::bwdf_workspace_bytes(pl, p->k, gemm_rsc(p));
     if (need && (!a->workspace || a->workspace_size < need))

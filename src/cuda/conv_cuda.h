@@ -15,6 +15,11 @@ extern "C" {
 #include "../dispatch/conv.h"
 #include "cuda_backend.h"
 
+/* The Hopper warpgroup-MMA kernels (conv_fwd_wgmma.cuh, conv_bwd_filter_wgmma.cuh) may run: the
+ * library carries sm_90a code (FDNN_HAVE_SM90A, from FREEDNN_CUDA_ARCHS), the device is compute
+ * capability 9.0 and FREEDNN_CUDA_WGMMA is not 0 (read once). Each entry adds its shape rules. */
+struct fdnn_cuda_state;
+int fdnn_cuda_wgmma_on(const struct fdnn_cuda_state *cs);
 /* One thread per output element (fwd, bwd-data) / one block per filter element with a fixed
  * tree reduction (bwd-filter). Every dtype configuration, layout, 2-D/3-D, groups. */
 cudnnStatus_t fdnn_cuda_conv_direct_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);

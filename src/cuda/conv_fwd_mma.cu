@@ -63,27 +63,31 @@ size_t split_bytes(const fdnn_conv_problem *p)
 
 using fdnn_ptx::aligned16;
 
-/* the Hopper warpgroup-MMA kernel (conv_fwd_wgmma.cuh) takes the problem: HALF or BFLOAT16 with
- * C % 64 == 0 (whole 64-channel slices of one filter tap), or FLOAT as TF32 (this entry runs
- * FLOAT only with tensor-op math) with C % 32 == 0, a reduction of at least 4 slices, the library carries sm_90a code and the
- * device is compute capability 9.0; FREEDNN_CUDA_WGMMA=0 keeps the mma.sync kernel */
+/* the Hopper warpgroup-MMA kernel (conv_fwd_wgmma.cuh) takes the problem where it may run at all
+ * (fdnn_cuda_wgmma_on) and it is HALF or BFLOAT16 with C % 64 == 0 (whole 64-channel slices of
+ * one filter tap), or FLOAT as TF32 (this entry runs FLOAT only with tensor-op math) with
+ * C % 32 == 0, with a reduction of at least 4 slices */
 int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
 {
-#ifdef FDNN_HAVE_SM90A
-    static const bool env = fdnn_env_int("FREEDNN_CUDA_WGMMA", 1) != 0;
     /* a reduction of fewer than 4 slices (1x1 with C < 256) leaves the pipeline empty: the
      * mma.sync kernel, with more blocks per SM, is faster there (r50_1x1_64_256_56 0.039 ms against 0.061) */
     const int bk = p->xtype == CUDNN_DATA_FLOAT ? 32 : 64; /* elements per 128-byte slice */
-    return env && cs && cs->cc == 90 && p->c % bk == 0 && (long long)p->flt[1] * p->flt[2] * p->c >= 4 * bk &&
+    return fdnn_cuda_wgmma_on(cs) && p->c % bk == 0 && (long long)p->flt[1] * p->flt[2] * p->c >= 4 * bk &&
            (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT);
-#else
-    (void)cs;
-    (void)p;
-    return 0;
-#endif
 }
 
 } // namespace
+
+extern "C" int fdnn_cuda_wgmma_on(const fdnn_cuda_state *cs)
+{
+#ifdef FDNN_HAVE_SM90A
+    static const bool env = fdnn_env_int("FREEDNN_CUDA_WGMMA", 1) != 0;
+    return env && cs && cs->cc == 90;
+#else
+    (void)cs;
+    return 0;
+#endif
+}
 
 extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
