@@ -12,6 +12,12 @@
 static int nhwc_unit(const fdnn_conv_problem *p);
 static int nhwc_col(const fdnn_conv_problem *p);
 
+/* a 1x1x1 filter with no padding (any stride) */
+static int unpadded_1x1(const fdnn_conv_problem *p)
+{
+    return p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 && p->pad[2] == 0;
+}
+
 static int prefer_gemm(const fdnn_conv_problem *p)
 {
     int force = fdnn_env_int("FREEDNN_CPU_CONV_GEMM", -1);
@@ -53,17 +59,13 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * 1.07 at N=1 and 9.6-9.8 at N=8 (direct 1.40 / 11.5; oneDNN 1.01 / 8.4-8.7) as the 1x1
      * col2im became a strided copy, then a row memset plus stores, and the GEMM's 512-long
      * reduction moved to the streamed-B kernel (gemm.c). */
-    if ((p->dir == FDNN_CONV_BWD_FILTER || p->dir == FDNN_CONV_BWD_DATA) && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 &&
-        p->pad[0] == 0 && p->pad[1] == 0 && p->pad[2] == 0)
-        return 1;
+    if ((p->dir == FDNN_CONV_BWD_FILTER || p->dir == FDNN_CONV_BWD_DATA) && unpadded_1x1(p)) return 1;
     /* NCHW strided 1x1 forward with C <= 256: the subsampled column matrix times the filter is a
      * GEMM with a reduction of at most 256, which runs on the streamed-B AVX-512 kernel
      * (gemm_panel_avx512.c; the "wash" above was measured before it existed).
      * rn50_1x1s2_256_512_56 (ms, 2 threads, direct -> GEMM): N=1 1.39-1.42 -> 1.21, N=8 11.7-12.3
      * -> 9.96-10.03 (oneDNN 1.12 / 9.9-10.5). */
-    if (p->dir == FDNN_CONV_FWD && p->flt[0] == 1 && p->flt[1] == 1 && p->flt[2] == 1 && p->pad[0] == 0 && p->pad[1] == 0 &&
-        p->pad[2] == 0 && (p->stride[0] > 1 || p->stride[1] > 1 || p->stride[2] > 1) && p->c <= 256)
-        return 1;
+    if (p->dir == FDNN_CONV_FWD && unpadded_1x1(p) && (p->stride[0] > 1 || p->stride[1] > 1 || p->stride[2] > 1) && p->c <= 256) return 1;
     /* NCHW small outputs: N*P*Q <= 196 (7x7 at N <= 4), measured on rn50_3x3_512_512_7 N=1:
      * GEMM 2.06-2.10/1.98-2.48/2.14-2.17 ms vs direct 3.42-3.87/3.28-5.50/2.80-2.94 ms
      * (fwd/bwd-data/bwd-filter); at N=8 the
