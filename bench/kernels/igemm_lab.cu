@@ -3,6 +3,9 @@
  * (src/cuda/conv_fwd_wgmma.cuh, every tile configuration, on the layers with C % 64 == 0) on
  * their own, outside the library. `--only LAYER CFG` runs one benchmark layer with one
  * configuration (for Nsight Compute).
+ * The halo kernel (src/cuda/conv_fwd_halo.cuh, stride 1, K <= 64) runs as three more
+ * configurations (3 warpgroups x 128-pixel tiles, the library's; 2 x 128; 2 x 256) wherever its
+ * plan fits. LAB_MAXK=64 in the environment keeps only the benchmark layers with K <= 64.
  *   - small odd-shaped cases (stride, padding, dilation, both modes, beta != 0, partial tiles),
  *     every tile configuration: checked only;
  *   - the benchmark layers (N,C,H,W,K,R,S,stride,pad), HALF and BFLOAT16: checked and timed
@@ -18,7 +21,7 @@
 #include <cmath>
 #include <type_traits>
 #include <cublas_v2.h>
-#include "../../src/cuda/conv_fwd_wgmma.cuh"
+#include "../../src/cuda/conv_fwd_halo.cuh"
 
 using namespace fdnn_mma;
 
@@ -98,18 +101,32 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
     }
 }
 
-/* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i */
+/* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i;
+ * HALO_CFG + 0, 1, 2: the halo kernel (conv_fwd_halo.cuh) in three block shapes */
+constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS;
 static const char *cfg_name(int c)
 {
-    static const char *const names[MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS] = {"128x128", "128x64", "64x64", "256x64", "256x128",
-        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3"};
-    return (unsigned)c < (unsigned)(MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS) ? names[c] : "?";
+    static const char *const names[HALO_CFG + 3] = {"128x128", "128x64", "64x64", "256x64", "256x128",
+        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256"};
+    return (unsigned)c < (unsigned)(HALO_CFG + 3) ? names[c] : "?";
+}
+static int g_sms = 132;
+/* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256 */
+static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H, int cfg)
+{
+    const int v = cfg - HALO_CFG;
+    return fdnn_halo::halo_plan(P, elem, sms, H, v == 0 ? 3 : 2, v == 2 ? 256 : 128);
 }
 static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
 
 template <typename T>
 static cudaError_t launch(const MmaConvParams &P, int cfg)
 {
+    if (cfg >= HALO_CFG) {
+        fdnn_halo::HaloPlan H;
+        if (!halo_plan_cfg(P, (int)sizeof(T), g_sms, H, cfg)) return cudaErrorNotSupported;
+        return fdnn_halo::halo_launch_shape<T>(P, H, 0);
+    }
     if (cfg >= MMA_NCONFIGS) return fdnn_wg::wg_launch<T>(P, (fdnn_wg::WgConfig)(cfg - MMA_NCONFIGS), 0);
     return mma_launch<T>(P, (MmaConfig)cfg, 0);
 }
@@ -146,8 +163,16 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     ref_kernel<T><<<4096, 256>>>(x, w, y0, ref, P);
     CK(cudaGetLastError());
     const int cfg = force_cfg >= 0 ? force_cfg : (int)mma_pick(P, sms);
-    /* the library's split-K plan (float partials + an ordered reduction) */
-    const MmaSplit sp = mma_split(P.m, P.k, P.kg, (int)sizeof(T));
+    /* the library's split-K plan (float partials + an ordered reduction); none for the halo kernel */
+    MmaSplit sp = mma_split(P.m, P.k, P.kg, (int)sizeof(T));
+    fdnn_halo::HaloPlan hp = {};
+    if (cfg >= HALO_CFG) {
+        sp.splits = 1;
+        if (!halo_plan_cfg(P, (int)sizeof(T), sms, hp, cfg)) { /* not the halo kernel's problem: skipped */
+            cudaFree(x); cudaFree(w); cudaFree(y); cudaFree(y0); cudaFree(ref); cudaFree(dev_max);
+            return 1;
+        }
+    }
     float *ws = nullptr;
     if (sp.splits > 1) {
         CK(cudaMalloc(&ws, mma_split_bytes(sp, P.m, P.k)));
@@ -170,6 +195,9 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s b%-3.1f %-7s relerr %.1e %s", tn, L.n, L.c, L.h, L.w, L.k, L.r, L.s,
            L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.beta, cfg_name(cfg), rel, pass ? "PASS" : "FAIL");
     if (sp.splits > 1) printf(" split-K %d x %d slices", sp.splits, sp.kt_per);
+    if (cfg >= HALO_CFG)
+        printf(" [%dx%d pitch %d, %d rows, %d tiles, %.0f%% useful, grid %d]", hp.bp, hp.bq, hp.pitch, hp.hr, hp.tiles,
+               100 * fdnn_halo::halo_efficiency(P, hp), hp.grid);
     if (timed) {
         const double flops = 2.0 * P.m * (double)P.k * P.kg;
         cudaEvent_t e0, e1;
@@ -227,7 +255,8 @@ int main(int argc, char **argv)
 #ifdef FDNN_HAVE_SM90A
     g_wgmma = prop.major == 9 && prop.minor == 0;
 #endif
-    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS : 0);
+    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS + 3 : 0);
+    g_sms = prop.multiProcessorCount;
     printf("wgmma kernels: %s\n", g_wgmma ? "yes" : "no (not an sm_90a build on a 9.0 device)");
     cublasHandle_t cb;
     if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 2; }
@@ -270,6 +299,14 @@ int main(int argc, char **argv)
         {2, 192, 9, 9, 200, 5, 5, 1, 2, 2, 0, -1.0f, 192},
         {1, 64, 20, 20, 64, 1, 1, 1, 0, 1, 0, 0.0f, 64},
         {5, 128, 15, 17, 264, 3, 3, 1, 1, 1, 1, 0.0f, 128},
+        /* the halo kernel's problems (stride 1, K <= 64): odd sizes, dilation, both modes, beta,
+         * K < 64, two 64-channel planes, a row wider than a tile, 1x3 and 3x1 filters */
+        {3, 64, 17, 23, 64, 3, 3, 1, 1, 1, 0, 0.5f, 64},
+        {2, 64, 9, 41, 48, 3, 3, 1, 2, 2, 1, -1.0f, 64},
+        {4, 128, 7, 9, 64, 1, 1, 1, 0, 1, 0, 0.0f, 128},
+        {2, 64, 5, 300, 16, 3, 3, 1, 1, 1, 0, 0.0f, 64},
+        {3, 128, 12, 10, 40, 2, 2, 1, 0, 1, 1, 0.0f, 128},
+        {1, 64, 11, 3, 64, 1, 3, 1, 1, 1, 0, 0.0f, 64},
     };
     for (const Layer &L : small)
         for (int cfg = 0; cfg < (L.c % 64 ? MMA_NCONFIGS : ncfg); cfg++) {
@@ -311,7 +348,9 @@ int main(int argc, char **argv)
         cudaFree(a); cudaFree(b); cudaFree(c);
     }
     printf("-- benchmark layers (tile picked by the library heuristic)%s\n", quick ? ", checks only" : "");
+    const int maxk = getenv("LAB_MAXK") ? atoi(getenv("LAB_MAXK")) : 1 << 30; /* LAB_MAXK=64: the small-K layers only */
     for (const Layer &L : big) {
+        if (L.k > maxk) continue;
         if (sweep)
             for (int cfg = 0; cfg < MMA_NCONFIGS; cfg++) {
                 fails += !run_layer<__half>(L, 1, cfg, cb, prop.multiProcessorCount, nullptr, 0);

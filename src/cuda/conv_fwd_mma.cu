@@ -9,8 +9,10 @@
  * the kernel on that padded problem; workspace() = the padded x + the padded filter (each
  * rounded to 256 bytes), 0 when C % 8 == 0; plus, when the tile grid is small and the reduction
  * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
- * kernel (deterministic). */
-#include "conv_fwd_wgmma.cuh"
+ * kernel (deterministic). On an H200, stride-1 problems with K <= 64 whose tiles are mostly real
+ * output go to the halo kernel of conv_fwd_halo.cuh (FREEDNN_CUDA_HALO: 0 never, 2 whenever its
+ * plan fits, for tests; default 1), the rest with C % 64 == 0 to the wgmma kernel. */
+#include "conv_fwd_halo.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
 #include "cuda_internal.h"
@@ -74,6 +76,17 @@ int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
     const int bk = p->xtype == CUDNN_DATA_FLOAT ? 32 : 64; /* elements per 128-byte slice */
     return fdnn_cuda_wgmma_on(cs) && p->c % bk == 0 && (long long)p->flt[1] * p->flt[2] * p->c >= 4 * bk &&
            (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT);
+}
+
+/* the halo kernel takes P when its plan fits and, unless FREEDNN_CUDA_HALO=2, at least 80% of its
+ * computed pixels are real outputs (fp16 3x3 64->64 in igemm_lab, TFLOP/s: 224x224 at batch 32 and
+ * 56x56 at batch 128, 88% real, 417 and 362 against 293 and 277 for the 128x64 wgmma tiles; 56x56
+ * at batch 32, 77% real, 257 against 254, but 3% slower than those tiles in freednn bench) */
+bool halo_pick(const fdnn_mma::MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H)
+{
+    static const int mode = fdnn_env_int("FREEDNN_CUDA_HALO", 1);
+    if (mode == 0 || !fdnn_halo::halo_plan(P, elem, sms, H)) return false;
+    return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.8;
 }
 
 } // namespace
@@ -192,7 +205,17 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
     const int sms = cs ? cs->prop.multiProcessorCount : 132;
     cudaError_t e;
     if (wgmma_ok(cs, p)) {
-        /* Hopper: the warpgroup-MMA kernel, same problem, split plan and workspace */
+        /* Hopper: the halo kernel (no workspace), else the warpgroup-MMA kernel with the same
+         * problem, split plan and workspace as the mma.sync one */
+        fdnn_halo::HaloPlan H;
+        fdnn_mma::MmaConvParams P1 = P;
+        P1.splits = 1;
+        if (halo_pick(P1, elem_bytes(p), sms, H)) {
+            if (p->xtype == CUDNN_DATA_HALF) e = fdnn_halo::halo_launch<__half>(P1, H, fdnn_cuda_stream(h));
+            else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_halo::halo_launch<float>(P1, H, fdnn_cuda_stream(h));
+            else e = fdnn_halo::halo_launch<__nv_bfloat16>(P1, H, fdnn_cuda_stream(h));
+            return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma (wgmma halo)");
+        }
         const fdnn_wg::WgConfig wc = fdnn_wg::wg_pick(P, sms);
         if (p->xtype == CUDNN_DATA_HALF) e = fdnn_wg::wg_launch<__half>(P, wc, fdnn_cuda_stream(h));
         else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_wg::wg_launch<float>(P, wc, fdnn_cuda_stream(h));

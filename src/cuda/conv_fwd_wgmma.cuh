@@ -132,6 +132,20 @@ template <int N> __device__ __forceinline__ void fence_regs(float *d)
     for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/* two floats rounded to a packed pair of 16-bit T (the low half first) */
+template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b);
+template <> __device__ __forceinline__ uint32_t pack2<__half>(float a, float b)
+{
+    __half2 h = __floats2half2_rn(a, b);
+    return *(uint32_t *)&h;
+}
+template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float a, float b)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *(uint32_t *)&h;
+}
+template <> __device__ __forceinline__ uint32_t pack2<float>(float, float) { return 0; } /* never called: 16-bit types only */
+
 /* shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart */
 __device__ __forceinline__ uint64_t desc128(uint32_t saddr)
 {
@@ -139,6 +153,30 @@ __device__ __forceinline__ uint64_t desc128(uint32_t saddr)
 }
 /* byte offset of 16-byte chunk c of row r in a 128-byte-swizzled tile */
 __device__ __forceinline__ uint32_t swz128(int r, int c) { return (uint32_t)(r * 128 + ((c ^ (r & 7)) << 4)); }
+
+/* one 8-channel vector of y: 8 floats staged in shared memory (alpha applied), plus beta * dst in
+ * float when beta != 0 (beta == 0 never reads y), rounded once to T and written whole (16 bytes, or
+ * 32 for float) */
+template <typename T> __device__ __forceinline__ void store8(const float *src, T *dst, float beta)
+{
+    float f[8];
+    *(float4 *)f = *(const float4 *)src;
+    *(float4 *)(f + 4) = *(const float4 *)(src + 4);
+    if (beta != 0.f) {
+#pragma unroll
+        for (int e = 0; e < 8; e += 2) {
+            const float2 old = fdnn_ptx::MmaOps<T>::load2(dst + e);
+            f[e] += beta * old.x;
+            f[e + 1] += beta * old.y;
+        }
+    }
+    uint4 out[sizeof(T) / 2];
+    T *o = (T *)out;
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) fdnn_ptx::MmaOps<T>::store2(o + e, f[e], f[e + 1]);
+#pragma unroll
+    for (int q = 0; q < (int)(sizeof(T) / 2); q++) ((uint4 *)dst)[q] = out[q];
+}
 
 template <int BM, int BN, int STAGES>
 struct WgTile {
@@ -326,25 +364,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
         const int row = v / VPR, cv = v - row * VPR;
         const int m = m0 + row, kk = n0 + cv * 8;
         if (m >= P.m || kk >= P.k) continue; /* K % 8 == 0: the vector is all in or all out */
-        const float *src = stile + row * (SROW / 4) + cv * 8;
-        float f[8];
-        *(float4 *)f = *(const float4 *)src;
-        *(float4 *)(f + 4) = *(const float4 *)(src + 4);
-        T *dst = (T *)P.y + (long long)m * P.k + kk;
-        if (beta != 0.f) {
-#pragma unroll
-            for (int e = 0; e < 8; e += 2) {
-                const float2 old = fdnn_ptx::MmaOps<T>::load2(dst + e);
-                f[e] += beta * old.x;
-                f[e + 1] += beta * old.y;
-            }
-        }
-        uint4 out[sizeof(T) / 2]; /* 8 elements: 16 bytes, or 32 for float */
-        T *o = (T *)out;
-#pragma unroll
-        for (int e = 0; e < 8; e += 2) fdnn_ptx::MmaOps<T>::store2(o + e, f[e], f[e + 1]);
-#pragma unroll
-        for (int q = 0; q < (int)(sizeof(T) / 2); q++) ((uint4 *)dst)[q] = out[q];
+        store8<T>(stile + row * (SROW / 4) + cv * 8, (T *)P.y + (long long)m * P.k + kk, beta);
     }
 #else
     (void)P;

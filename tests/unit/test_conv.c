@@ -354,6 +354,43 @@ int main(void)
         }
         printf("channels-last HALF/BFLOAT16/TF32, C%%32 = 0: %d cases, forward %d and backward-data %d with failures\n", n, fails[0], fails[1]);
     }
+    /* HALF/BFLOAT16 packed NHWC, stride 1, the shapes of the Hopper halo kernel
+     * (conv_fwd_halo.cuh): forward with C = 64 and K <= 64 (K % 8 == 0), backward data with K = 64
+     * and C <= 64 (its forward view swaps them); 3x3, 1x3, 3x1 and 2x2 filters, padding, dilation 2,
+     * both modes, alpha/beta from scales(), and images of 24-34 pixels a side so that most of the
+     * kernel's tiles are real output (the library takes it there by default; the gpu/test_conv_halo
+     * rerun forces it on every shape its plan fits). Elsewhere these are plain cases. */
+    {
+        static const int HK[] = {64, 40, 64, 16, 56, 64, 8, 48};
+        int fails[2] = {0, 0}, n = 0;
+        for (int i = 0; i < 8; i++) {
+            for (int dir = 0; dir < 2; dir++) {
+                tcase t;
+                tc_random_shape(&t, 0);
+                t.g = 1;
+                t.c = dir == 0 ? 64 : 8 * th_randint(1, 8);
+                t.k = dir == 0 ? HK[i] : 64;
+                t.n = th_randint(1, 2);
+                t.xlay = t.ylay = LAY_NHWC;
+                t.w_nhwc = 1;
+                t.mode = i % 3 == 1 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
+                for (int a = 1; a < 3; a++) {
+                    t.flt[a] = i == 6 ? 2 : (i == 3 && a == 1) || (i == 5 && a == 2) ? 1 : 3;
+                    t.dil[a] = i == 4 ? 2 : 1;
+                    t.stride[a] = 1;
+                    const int eff = (t.flt[a] - 1) * t.dil[a] + 1;
+                    t.pad[a] = th_randint(0, eff - 1);
+                    t.in[a] = th_randint(24, 34);
+                    t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
+                }
+                pick_types(&t, i % 2 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF);
+                if (!run_case(h, dir, &t)) fails[dir]++;
+                n++;
+            }
+        }
+        printf("channels-last HALF/BFLOAT16, stride 1, K <= 64 (halo shapes): %d cases, forward %d and backward-data %d with failures\n", n,
+               fails[0], fails[1]);
+    }
     /* backward filter of HALF/BFLOAT16 packed NHWC problems with C and K multiples of 8 (KRSC
      * filter, groups 1): on the CUDA backend ALGO_1 runs the mma.sync implicit GEMM
      * (conv_bwd_filter_mma.cu). Shapes cover its branches: several 64/128-row (K) and 64/128-column
