@@ -90,13 +90,22 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
     const int workers = NWG * gridDim.x;
     const long long img = (long long)P.h * P.w_ * P.c * (long long)sizeof(T);
     const int plane_bytes = H.hr * 128;
-    /* copy tile tl's window into dst: this thread copies chunk lc of rows t/8 + 16 i of each plane */
-    /* this thread's first window row t/8 as (row, column) of the window; later rows step by 16 */
+    /* tile tl: its image n and output corner (p0, q0) */
+    auto tile_origin = [&](int tl, int &n, int &p0, int &q0) {
+        const int qb = tl % H.nqb, rest = tl / H.nqb;
+        n = rest / H.npb;
+        p0 = (rest - n * H.npb) * H.bp;
+        q0 = qb * H.bq;
+    };
+    /* t/8 as (row, column) of a pitch-wide grid: this thread's first window row, and the first
+     * pixel it writes in the 16-bit epilogue; both step by 16 */
     const int hh0 = (t >> 3) / H.pitch, ww0 = (t >> 3) - hh0 * H.pitch;
     const long long pix_bytes = (long long)P.c * sizeof(T);
+    /* copy tile tl's window into dst: this thread copies chunk lc of rows t/8 + 16 i of each plane */
     auto load_window = [&](int tl, uint32_t dst) {
-        const int qb = tl % H.nqb, rest = tl / H.nqb, pb = rest % H.npb, n = rest / H.npb;
-        const int ih0 = pb * H.bp - P.ph, iw0 = qb * H.bq - P.pw;
+        int n, p0, q0;
+        tile_origin(tl, n, p0, q0);
+        const int ih0 = p0 - P.ph, iw0 = q0 - P.pw;
         const char *xn = (const char *)P.x + n * img + lc * 16;
         int hh = hh0, ww = ww0;
         for (int j = t >> 3; j < H.hr; j += 16) {
@@ -117,8 +126,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
     __syncthreads();
 
     float *const stage_f = (float *)(smem_raw + (ring - raw)); /* generic address of stage 0 */
-    /* the first pixel this thread writes in the two epilogues, (row, column) of the tile */
-    const int vp0 = (t >> 3) / H.pitch, vq0 = (t >> 3) - vp0 * H.pitch;
+    /* the first pixel this thread writes in the float epilogue, (row, column) of the tile */
     const int fp0 = (t >> 2) / H.pitch, fq0 = (t >> 2) - fp0 * H.pitch;
     const float alpha = P.alpha, beta = P.beta;
     int st = 0;
@@ -155,8 +163,8 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
         fdnn_wg::fence_regs<TN / 2>(acc);
         wg_bar(wg); /* the whole warpgroup's wgmmas have read the window: it becomes the staging area */
 
-        const int qb = tile % H.nqb, rest = tile / H.nqb, pb = rest % H.npb, n = rest / H.npb;
-        const int p0 = pb * H.bp, q0 = qb * H.bq;
+        int n, p0, q0;
+        tile_origin(tile, n, p0, q0);
         T *const yt = (T *)P.y + (long long)n * P.p * P.q * P.k;
         /* acc[4j + 2h + e] is output channel 16*wl + lane/4 + 8h, virtual pixel 8j + 2*(lane%4) + e */
         if (sizeof(T) == 2 && beta == 0.f) {
@@ -181,7 +189,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
             wg_bar(wg);
             const unsigned char *srow = smem_raw + (cur - raw);
             const int cv = t & 7;
-            int pp = vp0, qq = vq0;
+            int pp = hh0, qq = ww0;
             for (int v = t >> 3; v < TN; v += 16) {
                 const int p = p0 + pp, q = q0 + qq;
                 if (qq < H.bq && p < P.p && q < P.q && cv * 8 < P.k)
