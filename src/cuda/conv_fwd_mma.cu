@@ -89,6 +89,14 @@ bool halo_pick(const fdnn_mma::MmaConvParams &P, int elem, int sms, fdnn_halo::H
     return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.8;
 }
 
+/* f(T()) for the kernels' element type of x: __half, __nv_bfloat16, or float (TF32) */
+template <typename F> cudaError_t by_type(cudnnDataType_t t, F f)
+{
+    if (t == CUDNN_DATA_HALF) return f(__half());
+    if (t == CUDNN_DATA_FLOAT) return f(float());
+    return f(__nv_bfloat16());
+}
+
 } // namespace
 
 extern "C" int fdnn_cuda_wgmma_on(const fdnn_cuda_state *cs)
@@ -196,35 +204,27 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
      * and takes every problem this entry takes */
     if (!fdnn_cuda_conv_fwd_mma_aligned(a)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
     fdnn_mma::MmaConvParams P = make_params(p, a);
+    const int sms = cs ? cs->prop.multiProcessorCount : 132;
+    cudaStream_t st = fdnn_cuda_stream(h);
+    const bool wg = wgmma_ok(cs, p) != 0;
+    fdnn_halo::HaloPlan H;
+    if (wg && halo_pick(P, elem_bytes(p), sms, H)) /* Hopper, K <= 64, stride 1: no split, no workspace */
+        return fdnn_cuda_check(by_type(p->xtype, [&](auto z) { return fdnn_halo::halo_launch<decltype(z)>(P, H, st); }),
+                               "conv_fwd__implicit_gemm_mma (wgmma halo)");
     const fdnn_mma::MmaSplit sp = split_of(p);
     if (sp.splits > 1 && aligned16(a->workspace)) { /* need > 0 checked above; unaligned: one split */
         P.splits = sp.splits;
         P.kt_per = sp.kt_per;
         P.ws = (float *)a->workspace;
     }
-    const int sms = cs ? cs->prop.multiProcessorCount : 132;
     cudaError_t e;
-    if (wgmma_ok(cs, p)) {
-        /* Hopper: the halo kernel (no workspace), else the warpgroup-MMA kernel with the same
-         * problem, split plan and workspace as the mma.sync one */
-        fdnn_halo::HaloPlan H;
-        fdnn_mma::MmaConvParams P1 = P;
-        P1.splits = 1;
-        if (halo_pick(P1, elem_bytes(p), sms, H)) {
-            if (p->xtype == CUDNN_DATA_HALF) e = fdnn_halo::halo_launch<__half>(P1, H, fdnn_cuda_stream(h));
-            else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_halo::halo_launch<float>(P1, H, fdnn_cuda_stream(h));
-            else e = fdnn_halo::halo_launch<__nv_bfloat16>(P1, H, fdnn_cuda_stream(h));
-            return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma (wgmma halo)");
-        }
+    if (wg) {
+        /* Hopper: the warpgroup-MMA kernel, same problem, split plan and workspace */
         const fdnn_wg::WgConfig wc = fdnn_wg::wg_pick(P, sms);
-        if (p->xtype == CUDNN_DATA_HALF) e = fdnn_wg::wg_launch<__half>(P, wc, fdnn_cuda_stream(h));
-        else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_wg::wg_launch<float>(P, wc, fdnn_cuda_stream(h));
-        else e = fdnn_wg::wg_launch<__nv_bfloat16>(P, wc, fdnn_cuda_stream(h));
+        e = by_type(p->xtype, [&](auto z) { return fdnn_wg::wg_launch<decltype(z)>(P, wc, st); });
         return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma (wgmma)");
     }
     const fdnn_mma::MmaConfig cfg = fdnn_mma::mma_pick(P, sms);
-    if (p->xtype == CUDNN_DATA_HALF) e = fdnn_mma::mma_launch<__half>(P, cfg, fdnn_cuda_stream(h));
-    else if (p->xtype == CUDNN_DATA_FLOAT) e = fdnn_mma::mma_launch<float>(P, cfg, fdnn_cuda_stream(h));
-    else e = fdnn_mma::mma_launch<__nv_bfloat16>(P, cfg, fdnn_cuda_stream(h));
+    e = by_type(p->xtype, [&](auto z) { return fdnn_mma::mma_launch<decltype(z)>(P, cfg, st); });
     return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma");
 }
