@@ -110,7 +110,6 @@ static const char *cfg_name(int c)
         "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256"};
     return (unsigned)c < (unsigned)(HALO_CFG + 3) ? names[c] : "?";
 }
-static int g_sms = 132;
 /* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256 */
 static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H, int cfg)
 {
@@ -119,14 +118,11 @@ static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::
 }
 static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
 
+/* hp: the halo configurations' plan (made once per layer by run_layer) */
 template <typename T>
-static cudaError_t launch(const MmaConvParams &P, int cfg)
+static cudaError_t launch(const MmaConvParams &P, int cfg, const fdnn_halo::HaloPlan &hp)
 {
-    if (cfg >= HALO_CFG) {
-        fdnn_halo::HaloPlan H;
-        if (!halo_plan_cfg(P, (int)sizeof(T), g_sms, H, cfg)) return cudaErrorNotSupported;
-        return fdnn_halo::halo_launch_shape<T>(P, H, 0);
-    }
+    if (cfg >= HALO_CFG) return fdnn_halo::halo_launch_shape<T>(P, hp, 0);
     if (cfg >= MMA_NCONFIGS) return fdnn_wg::wg_launch<T>(P, (fdnn_wg::WgConfig)(cfg - MMA_NCONFIGS), 0);
     return mma_launch<T>(P, (MmaConfig)cfg, 0);
 }
@@ -142,6 +138,9 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     P.alpha = 1.0f; P.beta = L.beta;
     P.m = P.n * P.p * P.q;
     P.kg = L.r * L.s * L.c;
+    const int cfg = force_cfg >= 0 ? force_cfg : (int)mma_pick(P, sms);
+    fdnn_halo::HaloPlan hp = {};
+    if (cfg >= HALO_CFG && !halo_plan_cfg(P, (int)sizeof(T), sms, hp, cfg)) return 1; /* not the halo kernel's problem: skipped */
     const long long nx = (long long)L.n * L.h * L.w * L.c, nw = (long long)L.k * P.kg, ny = (long long)P.m * L.k;
     T *x, *w, *y, *y0;
     float *ref;
@@ -162,17 +161,9 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     else CK(cudaMemset(y, 0xff, ny * sizeof(T)));
     ref_kernel<T><<<4096, 256>>>(x, w, y0, ref, P);
     CK(cudaGetLastError());
-    const int cfg = force_cfg >= 0 ? force_cfg : (int)mma_pick(P, sms);
     /* the library's split-K plan (float partials + an ordered reduction); none for the halo kernel */
     MmaSplit sp = mma_split(P.m, P.k, P.kg, (int)sizeof(T));
-    fdnn_halo::HaloPlan hp = {};
-    if (cfg >= HALO_CFG) {
-        sp.splits = 1;
-        if (!halo_plan_cfg(P, (int)sizeof(T), sms, hp, cfg)) { /* not the halo kernel's problem: skipped */
-            cudaFree(x); cudaFree(w); cudaFree(y); cudaFree(y0); cudaFree(ref); cudaFree(dev_max);
-            return 1;
-        }
-    }
+    if (cfg >= HALO_CFG) sp.splits = 1;
     float *ws = nullptr;
     if (sp.splits > 1) {
         CK(cudaMalloc(&ws, mma_split_bytes(sp, P.m, P.k)));
@@ -180,7 +171,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
         P.kt_per = sp.kt_per;
         P.ws = ws;
     }
-    CK(launch<T>(P, cfg));
+    CK(launch<T>(P, cfg, hp));
     CK(cudaDeviceSynchronize());
     CK(cudaMemset(dev_max, 0, 2 * sizeof(unsigned)));
     cmp_kernel<T><<<1024, 256>>>(y, ref, ny, dev_max, dev_max + 1);
@@ -203,9 +194,9 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
         cudaEvent_t e0, e1;
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
-        for (int i = 0; i < 3; i++) CK(launch<T>(P, cfg));
+        for (int i = 0; i < 3; i++) CK(launch<T>(P, cfg, hp));
         CK(cudaEventRecord(e0));
-        for (int i = 0; i < 20; i++) CK(launch<T>(P, cfg));
+        for (int i = 0; i < 20; i++) CK(launch<T>(P, cfg, hp));
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         float ms;
@@ -256,7 +247,6 @@ int main(int argc, char **argv)
     g_wgmma = prop.major == 9 && prop.minor == 0;
 #endif
     const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS + 3 : 0);
-    g_sms = prop.multiProcessorCount;
     printf("wgmma kernels: %s\n", g_wgmma ? "yes" : "no (not an sm_90a build on a 9.0 device)");
     cublasHandle_t cb;
     if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 2; }
