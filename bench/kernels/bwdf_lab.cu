@@ -1,14 +1,20 @@
-/* bwdf_lab: correctness and speed of the mma.sync implicit-GEMM backward-filter convolution
- * (src/cuda/conv_bwd_filter_mma.cuh) on its own, outside the library.
+/* bwdf_lab: correctness and speed of the tensor-core implicit-GEMM backward-filter convolutions
+ * (src/cuda/conv_bwd_filter_mma.cuh, its TF32 form conv_bwd_filter_tf32.cuh and the Hopper
+ * kernel conv_bwd_filter_wgmma.cuh) on their own, outside the library.
  *   - small odd-shaped cases (stride 2/3, padding, dilation, both modes, alpha/beta with beta 0 /
  *     0.5 / -1, partial tiles, forced tile configurations and split counts, P*Q below 32):
  *     checked only;
- *   - the benchmark layers (N,C,H,W,K,RxS,stride,pad), HALF and BFLOAT16, with the library's plan:
+ *   - the benchmark layers (N,C,H,W,K,RxS,stride,pad), HALF, BFLOAT16 and FLOAT (TF32), with the
+ *     library's plan:
  *     checked, timed (20 launches after 3 warm-ups, cudaEvents; split reduction included) and
  *     checked to give bitwise the same dw on every launch (deterministic).
  * Every dw is compared with a naive GPU kernel (float accumulation): PASS when
  * max|dw - ref| / max|ref| < 1e-2. beta == 0 cases start from a NaN-filled dw (must not be read).
- * Exit status 1 if anything fails.  Usage: bwdf_lab [--quick]   (--quick: no timing) */
+ * Exit status 1 if anything fails.
+ * Usage: bwdf_lab [--quick | --small | --sweep | --sweep-tf32]   (--quick: no timing; --small: the
+ * odd shapes only, for compute-sanitizer; --sweep: every tile configuration of every benchmark
+ * layer, timed; --sweep-tf32: the same for FLOAT only, no small cases). BWDF_LAB_LAYER=i:
+ * benchmark layer i in FLOAT only (a profiler run). */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +23,7 @@
 #include <type_traits>
 #define FDNN_BWDF_WG_LAB 1 /* every wgmma tile configuration */
 #include "../../src/cuda/conv_bwd_filter_wgmma.cuh"
+#include "../../src/cuda/conv_bwd_filter_wgmma_tf32.cuh"
 
 using namespace fdnn_bwdf;
 
@@ -39,11 +46,14 @@ struct Layer {
 template <typename T> __device__ float tf(T v);
 template <> __device__ float tf(__half v) { return __half2float(v); }
 template <> __device__ float tf(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <> __device__ float tf(float v) { return v; }
 template <typename T> __device__ T fromf(float v);
 template <> __device__ __half fromf(float v) { return __float2half_rn(v); }
 template <> __device__ __nv_bfloat16 fromf(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ float fromf(float v) { return v; }
 
-/* deterministic pseudo-random values in [-1, 1], multiples of 1/64 (exact in both types) */
+/* deterministic pseudo-random values in [-1, 1], multiples of 1/64 (exact in every type, TF32
+ * included) */
 template <typename T>
 __global__ void fill_kernel(T *p, long long n, unsigned seed)
 {
@@ -98,9 +108,16 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
     }
 }
 
-/* configurations 0-5: the mma.sync kernel; 6-16: the wgmma kernel (sm_90a build, 9.0 device) */
-static const char *cfg_name(int c)
+/* configurations 0-5: the mma.sync kernel (FLOAT: its TF32 form); 6-16: the wgmma kernel
+ * (sm_90a build, 9.0 device; FLOAT: 6-9 are the TF32 wgmma kernel's configurations) */
+static const char *tf32_cfg_name(int c)
 {
+    static const char *const names[fdnn_bwdf_wg::TWG_NCONFIGS] = {"twg64x256", "twg128x128", "twg128x256", "twg64x128"};
+    return c >= BWDF_NCONFIGS && c < BWDF_NCONFIGS + fdnn_bwdf_wg::TWG_NCONFIGS ? names[c - BWDF_NCONFIGS] : nullptr;
+}
+static const char *cfg_name(int c, bool tf32 = false)
+{
+    if (tf32 && tf32_cfg_name(c)) return tf32_cfg_name(c);
     static const char *const names[BWDF_NCONFIGS + fdnn_bwdf_wg::WGB_NCONFIGS] = {
         "128x128", "128x64", "64x128", "64x64", "64x256", "128x256", "wg128x128", "wg128x128/2", "wg64x256", "wg64x128/2", "wg128x256", "wg64x192", "wg128x192", "wg64x192/2", "wg128x64/2", "wg64x64/2", "wg64x64/3"};
     return (unsigned)c < (unsigned)(BWDF_NCONFIGS + fdnn_bwdf_wg::WGB_NCONFIGS) ? names[c] : "?";
@@ -108,19 +125,26 @@ static const char *cfg_name(int c)
 static int g_wgmma = 0; /* the wgmma kernel can run here */
 
 /* the plan of a case: a forced configuration, else the library's choice (wgmma where it runs) */
-static BwdfPlan plan_of(const Layer &L, int npq, int rsc, int &cfg)
+static BwdfPlan plan_of(const Layer &L, int npq, int rsc, int &cfg, bool tf32)
 {
     const int wg = L.cfg >= BWDF_NCONFIGS || (L.cfg < 0 && g_wgmma);
-    BwdfPlan pl = wg ? fdnn_bwdf_wg::wgb_plan(npq, L.k, rsc, L.splits, L.cfg >= 0 ? L.cfg - BWDF_NCONFIGS : -1)
-                     : bwdf_plan(npq, L.k, rsc, L.splits, L.cfg);
+    const int fc = L.cfg >= 0 ? L.cfg - BWDF_NCONFIGS : -1;
+    BwdfPlan pl = !wg ? bwdf_plan(npq, L.k, rsc, L.splits, L.cfg)
+                  : tf32 ? fdnn_bwdf_wg::twg_plan(npq, L.k, rsc, L.splits, fc)
+                         : fdnn_bwdf_wg::wgb_plan(npq, L.k, rsc, L.splits, fc);
     cfg = wg ? BWDF_NCONFIGS + (int)pl.cfg : (int)pl.cfg;
     return pl;
 }
 template <typename T>
 static cudaError_t launch(const BwdfParams &P, int cfg)
 {
-    if (cfg >= BWDF_NCONFIGS) return fdnn_bwdf_wg::wgb_launch<T>(P, (fdnn_bwdf_wg::WgbConfig)(cfg - BWDF_NCONFIGS), 0);
-    return bwdf_launch<T>(P, (BwdfConfig)cfg, 0);
+    if constexpr (std::is_same<T, float>::value) {
+        if (cfg >= BWDF_NCONFIGS) return fdnn_bwdf_wg::twg_launch(P, (fdnn_bwdf_wg::TwgConfig)(cfg - BWDF_NCONFIGS), 0);
+        return bwdf_tf32_launch(P, (BwdfConfig)cfg, 0);
+    } else {
+        if (cfg >= BWDF_NCONFIGS) return fdnn_bwdf_wg::wgb_launch<T>(P, (fdnn_bwdf_wg::WgbConfig)(cfg - BWDF_NCONFIGS), 0);
+        return bwdf_launch<T>(P, (BwdfConfig)cfg, 0);
+    }
 }
 
 template <typename T>
@@ -136,7 +160,7 @@ static int run_layer(const Layer &L, int timed)
     P.npq = P.n * P.p * P.q;
     P.rsc = L.r * L.s * L.c;
     int cfg;
-    const BwdfPlan pl = plan_of(L, P.npq, P.rsc, cfg);
+    const BwdfPlan pl = plan_of(L, P.npq, P.rsc, cfg, std::is_same<T, float>::value);
     P.chunk = pl.chunk;
     P.splits = pl.splits;
     const size_t wsb = bwdf_workspace_bytes(pl, P.k, P.rsc);
@@ -174,9 +198,9 @@ static int run_layer(const Layer &L, int timed)
     memcpy(&mref, &hm[1], 4);
     const float rel = mref > 0 ? err / mref : INFINITY;
     int pass = rel < 1e-2f && mref > 0;
-    const char *tn = std::is_same<T, __half>::value ? "fp16" : "bf16";
+    const char *tn = std::is_same<T, __half>::value ? "fp16" : std::is_same<T, float>::value ? "tf32" : "bf16";
     printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s a%-3g b%-4g %-11s split %3d x %6d rows  relerr %.1e %s", tn, L.n,
-           L.c, L.h, L.w, L.k, L.r, L.s, L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.alpha, L.beta, cfg_name(cfg), pl.splits,
+           L.c, L.h, L.w, L.k, L.r, L.s, L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.alpha, L.beta, cfg_name(cfg, std::is_same<T, float>::value), pl.splits,
            pl.chunk, rel, pass ? "PASS" : "FAIL");
     if (timed) {
         std::vector<unsigned char> first((size_t)nw * sizeof(T)), again((size_t)nw * sizeof(T));
@@ -210,6 +234,8 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 1 && !strcmp(argv[1], "--quick");
     const int sweep = argc > 1 && !strcmp(argv[1], "--sweep"); /* every tile configuration of every benchmark layer, timed */
+    const int sweep_tf32 = argc > 1 && !strcmp(argv[1], "--sweep-tf32"); /* the same, FLOAT on the TF32 kernels only */
+    const int small_only = argc > 1 && !strcmp(argv[1], "--small");      /* the odd shapes only (compute-sanitizer) */
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         printf("bwdf_lab: no CUDA device, skipped\n");
@@ -249,11 +275,27 @@ int main(int argc, char **argv)
         {8, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0, 0.5f, -1.0f, 5, 5}, /* 128x256, K = 64 < BM */
         {3, 24, 17, 19, 40, 3, 3, 2, 1, 2, 1, 1.f, 0.0f, 0, 4},
     };
+    /* BWDF_LAB_LAYER=i (a profiler run): only benchmark layer i, FLOAT only, no small cases */
+    const char *only_s = getenv("BWDF_LAB_LAYER");
+    const int only = only_s ? atoi(only_s) : -1;
     int idx = 0;
     for (const Layer &L : small) {
+        if (only >= 0 || sweep_tf32) break;
         fails += !run_layer<__half>(L, 0);
         fails += !run_layer<__nv_bfloat16>(L, 0);
         total += 2;
+        if (L.cfg < BWDF_NCONFIGS) {
+            fails += !run_layer<float>(L, 0);
+            total++;
+        }
+        if (g_wgmma) { /* each case on every TF32 wgmma configuration */
+            for (int c = 0; c < fdnn_bwdf_wg::TWG_NCONFIGS; c++) {
+                Layer F = L;
+                F.cfg = BWDF_NCONFIGS + c;
+                fails += !run_layer<float>(F, 0);
+                total++;
+            }
+        }
         if (g_wgmma) { /* each case once more on a wgmma configuration, in turn */
             Layer F = L;
             F.cfg = BWDF_NCONFIGS + idx % fdnn_bwdf_wg::WGB_NCONFIGS;
@@ -279,17 +321,41 @@ int main(int argc, char **argv)
         {32, 8, 224, 224, 64, 7, 7, 2, 3, 1, 0, 1.f, 0.f, 0, -1}, /* conv1, C = 3 padded to 8 */
     };
     printf("-- benchmark layers (library plan)%s\n", quick ? ", checks only" : "");
+    int li = -1;
     for (const Layer &L : big) {
+        if (small_only) break;
+        li++;
+        if (sweep_tf32) {
+            for (int cfg = 0; cfg < BWDF_NCONFIGS + (g_wgmma ? fdnn_bwdf_wg::TWG_NCONFIGS : 0); cfg++) {
+                Layer F = L;
+                F.cfg = cfg;
+                fails += !run_layer<float>(F, 1);
+                total++;
+            }
+            continue;
+        }
+        if (only >= 0) {
+            if (li == only) {
+                fails += !run_layer<float>(L, 1);
+                total++;
+            }
+            continue;
+        }
         if (sweep)
             for (int cfg = 0; cfg < ncfg; cfg++) {
                 Layer F = L;
                 F.cfg = cfg;
                 fails += !run_layer<__half>(F, 1);
                 total++;
+                if (cfg < BWDF_NCONFIGS + (g_wgmma ? fdnn_bwdf_wg::TWG_NCONFIGS : 0)) {
+                    fails += !run_layer<float>(F, 1);
+                    total++;
+                }
             }
         fails += !run_layer<__half>(L, !quick);
         fails += !run_layer<__nv_bfloat16>(L, !quick);
-        total += 2;
+        fails += !run_layer<float>(L, !quick);
+        total += 3;
     }
     printf("bwdf_lab: %d of %d cases PASS%s\n", total - fails, total, fails ? "  <-- FAILURES" : "");
     return fails ? 1 : 0;

@@ -73,13 +73,112 @@ __device__ __forceinline__ void bwdf_step_row(const BwdfParams &P, int &n, int &
     if (p >= P.p) { p -= P.p; n++; }
 }
 
+/* the npq rows [begin, end) a split reduces (P.chunk rows from split * P.chunk, the last split
+ * shorter) and its number of slices of bk rows */
+struct BwdfRange {
+    int begin, end, ktiles;
+};
+__device__ __forceinline__ BwdfRange bwdf_range(const BwdfParams &P, int split, int bk)
+{
+    BwdfRange r;
+    r.begin = split * P.chunk;
+    r.end = min(r.begin + P.chunk, P.npq);
+    r.ktiles = r.end > r.begin ? (r.end - r.begin + bk - 1) / bk : 0;
+    return r;
+}
+
 /* byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile of ROWB-byte rows
- * (ROWB >= 128: the XOR stays inside the row) */
-template <int ROWB>
+ * (ROWB >= 128: the XOR of the chunk's low three bits stays inside the row). The row pattern
+ * depends on how the tile is read: SPAN = 4 (ldmatrix, 8 rows of one chunk column per phase):
+ * row & 7; the TF32 kernel's vector loads read 8 lanes = 4 rows (t) x 2 chunks (g) per phase,
+ * the two chunks SPAN apart (SPAN = 1 or 2), so the pattern puts the row's low two bits on the
+ * chunk bits the lanes' own offsets do not use: {0,2,4,6} (SPAN 1) or {0,1,4,5} (SPAN 2) for
+ * rows 0-3, and row bit 2 on the remaining bit. */
+template <int ROWB, int SPAN = 4>
 __device__ __forceinline__ uint32_t bw_swz(int row, int chunk)
 {
-    return (uint32_t)(row * ROWB + ((chunk ^ (row & 7)) << 4));
+    static_assert(SPAN == 1 || SPAN == 2 || SPAN == 4, "span");
+    const int pat = SPAN == 4 ? (row & 7)
+                  : SPAN == 2 ? ((row & 1) | ((row & 2) << 1) | ((row & 4) >> 1))
+                              : (((row & 3) << 1) | ((row >> 2) & 1));
+    return (uint32_t)(row * ROWB + ((chunk ^ pat) << 4));
 }
+
+/* The copies of one reduction slice (BKR npq rows) of both operands into a ring stage of a
+ * BM x BN tile, NT threads: A row = dy[npq][m0 .. m0+BM), B row = the filter columns n0 ..
+ * n0+BN of Xcol for that npq; 16-byte chunks of EPC = 16 / sizeof(T) channels (K % EPC == 0 and
+ * C % EPC == 0: a chunk is wholly inside or outside K / RSC and never straddles two taps), chunk
+ * c of row r at bw_swz<ROWB, SPAN>(r, c). Thread tid copies chunk column tid % CPR of rows
+ * tid / CPR + i * RSTEP, the same for every slice: slices are loaded in order 0, 1, 2, ..., so
+ * the row state (n, p, q) just steps forward by BKR rows (P.step_*, bwdf_set_step). Zero-filled:
+ * rows past the split, A columns past K, B columns past RSC and pixels outside the image. */
+template <typename T, int BM, int BN, int NT, int BKR, int ASPAN, int BSPAN>
+struct BwdfCopy {
+    static constexpr int EPC = 16 / (int)sizeof(T);
+    static constexpr int A_ROWB = BM * (int)sizeof(T), B_ROWB = BN * (int)sizeof(T); /* bytes of one npq row */
+    static constexpr int A_BYTES = BKR * A_ROWB, B_BYTES = BKR * B_ROWB;
+    static constexpr int A_CPR = BM / EPC, B_CPR = BN / EPC;                         /* chunks per shared row */
+    static constexpr int A_IT = BKR * A_CPR / NT, B_IT = BKR * B_CPR / NT;            /* chunks per thread */
+    static constexpr int A_RSTEP = NT / A_CPR, B_RSTEP = NT / B_CPR;                  /* row distance of a thread's chunks */
+    static_assert(A_ROWB >= 128 && B_ROWB >= 128, "rows of at least 128 bytes (swizzle)");
+    static_assert(A_IT >= 1 && B_IT >= 1 && NT % A_CPR == 0 && NT % B_CPR == 0, "copy assignment");
+
+    int a_col, a_row0, b_col, b_row0, b_c, b_hoff, b_woff;
+    int next_row, row_end; /* first npq row of the next slice to load; end of the split */
+    bool a_col_ok, b_col_ok;
+    const T *a_src;
+    int b_n[B_IT], b_p[B_IT], b_q[B_IT]; /* (n, p, q) of each B row of the next slice */
+
+    __device__ __forceinline__ BwdfCopy(const BwdfParams &P, int tid, int m0, int n0, int row_begin, int row_end_)
+        : a_col(tid % A_CPR), a_row0(tid / A_CPR), b_col(tid % B_CPR), b_row0(tid / B_CPR), b_c(0), b_hoff(0), b_woff(0),
+          next_row(row_begin), row_end(row_end_)
+    {
+        a_col_ok = m0 + a_col * EPC < P.k;
+        a_src = (const T *)P.dy + (long long)(row_begin + a_row0) * P.k + m0 + a_col * EPC;
+        const int bn = n0 + b_col * EPC;
+        b_col_ok = bn < P.rsc;
+        if (b_col_ok) {
+            const int tap = bn / P.c;
+            b_c = bn - tap * P.c;
+            const int r = tap / P.s, s = tap - r * P.s;
+            b_hoff = r * P.dh - P.ph;
+            b_woff = s * P.dw_ - P.pw;
+        }
+#pragma unroll
+        for (int i = 0; i < B_IT; i++) {
+            const int v = row_begin + b_row0 + i * B_RSTEP;
+            const int pq = P.p * P.q;
+            b_n[i] = v / pq;
+            const int rem = v - b_n[i] * pq;
+            b_p[i] = rem / P.q;
+            b_q[i] = rem - b_p[i] * P.q;
+        }
+    }
+
+    /* issues the copies of the next slice into the stage whose A tile is at sa, B tile at sb */
+    __device__ __forceinline__ void load(const BwdfParams &P, uint32_t sa, uint32_t sb)
+    {
+        const T *__restrict__ x = (const T *)P.x;
+#pragma unroll
+        for (int i = 0; i < A_IT; i++) {
+            const int row = a_row0 + i * A_RSTEP;
+            const bool ok = a_col_ok && next_row + row < row_end;
+            cp_async16(sa + bw_swz<A_ROWB, ASPAN>(row, a_col), ok ? (const void *)(a_src + (long long)i * A_RSTEP * P.k) : P.dy,
+                       ok ? 16 : 0);
+        }
+        a_src += (long long)BKR * P.k;
+#pragma unroll
+        for (int i = 0; i < B_IT; i++) {
+            const int row = b_row0 + i * B_RSTEP;
+            const int hh = b_p[i] * P.sh + b_hoff, ww = b_q[i] * P.sw + b_woff;
+            const bool ok = b_col_ok && next_row + row < row_end && (unsigned)hh < (unsigned)P.h && (unsigned)ww < (unsigned)P.w_;
+            const T *src = ok ? x + (((long long)b_n[i] * P.h + hh) * P.w_ + ww) * P.c + b_c : x;
+            cp_async16(sb + bw_swz<B_ROWB, BSPAN>(row, b_col), src, ok ? 16 : 0);
+            bwdf_step_row(P, b_n[i], b_p[i], b_q[i]); /* by BKR rows */
+        }
+        next_row += BKR;
+    }
+};
 
 template <int BM, int BN>
 struct BwdfTile {
@@ -99,92 +198,26 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
     constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* warp tile */
     constexpr int MI = WM / 16, NI = WN / 8;             /* mma tiles per warp */
     static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
-    constexpr int A_CPR = BM / 8, B_CPR = BN / 8;        /* 16-byte chunks per shared row */
-    constexpr int A_IT = BK * A_CPR / NTHREADS, B_IT = BK * B_CPR / NTHREADS; /* chunks per thread */
-    static_assert(A_IT >= 1 && B_IT >= 1 && NTHREADS % A_CPR == 0 && NTHREADS % B_CPR == 0, "copy assignment");
-    constexpr int A_RSTEP = NTHREADS / A_CPR, B_RSTEP = NTHREADS / B_CPR; /* row distance of a thread's chunks */
     typedef BwdfTile<BM, BN> Tile;
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
     const uint32_t smem = (uint32_t)__cvta_generic_to_shared(smem_raw);
 
-    const T *__restrict__ x = (const T *)P.x;
-    const T *__restrict__ dy = (const T *)P.dy;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM, split = blockIdx.z;
-    const int row_begin = split * P.chunk;
-    const int row_end = min(row_begin + P.chunk, P.npq);
-    const int ktiles = row_end > row_begin ? (row_end - row_begin + BK - 1) / BK : 0;
+    const fdnn_bwdf::BwdfRange rows = fdnn_bwdf::bwdf_range(P, split, BK);
+    const int row_begin = rows.begin, row_end = rows.end, ktiles = rows.ktiles;
 
-    /* --- copy assignments, fixed for the whole reduction: chunk column a_col of A rows
-     * a_row0 + i*A_RSTEP, chunk column b_col of B rows b_row0 + i*B_RSTEP (rows of a slice) */
-    const int a_col = tid % A_CPR, a_row0 = tid / A_CPR;
-    const int b_col = tid % B_CPR, b_row0 = tid / B_CPR;
-    const bool a_col_ok = m0 + a_col * 8 < P.k; /* K % 8 == 0: the whole chunk is in or out */
-    const T *a_src = dy + (long long)(row_begin + a_row0) * P.k + m0 + a_col * 8;
-    int next_row = row_begin; /* first npq row of the next slice to load */
-
-    const int bn = n0 + b_col * 8;
-    const bool b_col_ok = bn < P.rsc; /* RSC % 8 == 0 */
-    int b_c = 0, b_hoff = 0, b_woff = 0;
-    if (b_col_ok) {
-        const int tap = bn / P.c;
-        b_c = bn - tap * P.c;
-        const int r = tap / P.s, s = tap - r * P.s;
-        b_hoff = r * P.dh - P.ph;
-        b_woff = s * P.dw_ - P.pw;
-    }
-    /* (n, p, q) of each B row of the next slice to load, advanced by BK rows per slice */
-    int b_n[B_IT], b_p[B_IT], b_q[B_IT];
-#pragma unroll
-    for (int i = 0; i < B_IT; i++) {
-        const int v = row_begin + b_row0 + i * B_RSTEP;
-        const int pq = P.p * P.q;
-        b_n[i] = v / pq;
-        const int rem = v - b_n[i] * pq;
-        b_p[i] = rem / P.q;
-        b_q[i] = rem - b_p[i] * P.q;
-    }
-
-    /* issue the copies of the next reduction slice into ring stage st (slices are loaded in
-     * order 0, 1, 2, ..., so the row state just steps forward by BK) */
+    BwdfCopy<T, BM, BN, NTHREADS, BK, 4, 4> copy(P, tid, m0, n0, row_begin, row_end);
     auto load_next = [&](int st) {
-        const uint32_t sa = smem + st * Tile::STAGE_BYTES, sb = sa + Tile::A_BYTES;
-#pragma unroll
-        for (int i = 0; i < A_IT; i++) {
-            const int row = a_row0 + i * A_RSTEP;
-            const bool ok = a_col_ok && next_row + row < row_end;
-            cp_async16(sa + bw_swz<Tile::A_ROWB>(row, a_col), ok ? (const void *)(a_src + (long long)i * A_RSTEP * P.k) : (const void *)dy,
-                       ok ? 16 : 0);
-        }
-        a_src += (long long)BK * P.k;
-#pragma unroll
-        for (int i = 0; i < B_IT; i++) {
-            const int row = b_row0 + i * B_RSTEP;
-            const int hh = b_p[i] * P.sh + b_hoff, ww = b_q[i] * P.sw + b_woff;
-            const bool ok = b_col_ok && next_row + row < row_end && (unsigned)hh < (unsigned)P.h && (unsigned)ww < (unsigned)P.w_;
-            const T *src = ok ? x + (((long long)b_n[i] * P.h + hh) * P.w_ + ww) * P.c + b_c : x;
-            cp_async16(sb + bw_swz<Tile::B_ROWB>(row, b_col), src, ok ? 16 : 0);
-            bwdf_step_row(P, b_n[i], b_p[i], b_q[i]); /* by BK rows */
-        }
-        next_row += BK;
+        const uint32_t sa = smem + st * Tile::STAGE_BYTES;
+        copy.load(P, sa, sa + Tile::A_BYTES);
     };
 
     float acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
-
-    /* prologue: slices 0 .. STAGES-2 in flight (empty groups past the end keep the count) */
-#pragma unroll
-    for (int st = 0; st < STAGES - 1; st++) {
-        if (st < ktiles) load_next(st);
-        cp_async_commit();
-    }
+    fdnn_ptx::zero_acc<MI * NI * 4>(&acc[0][0][0]);
+    fdnn_ptx::ring_prologue<STAGES - 1>(ktiles, load_next); /* slices 0 .. STAGES-2 in flight */
 
     for (int kt = 0; kt < ktiles; kt++) {
         cp_async_wait<STAGES - 2>(); /* this thread's copies of slice kt have landed */

@@ -54,6 +54,119 @@ __device__ __forceinline__ uint64_t desc_mn(uint32_t saddr)
     return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)(ATOM >> 4) << 16) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)1 << 62);
 }
 
+/* The copies of one slice (BKR npq rows) of both operands into a ring stage, for the Hopper
+ * kernels: thread (lr, lc) copies 16-byte chunk lc of every 128-byte atom row of slice rows lr +
+ * 32 i (i < ROWS; eight neighbouring threads copy 128 contiguous bytes of one row of an atom).
+ * A row is one output pixel npq = (n, p, q): A atom j's chunk is dy[npq][m0 + AW j + EPC lc ..],
+ * B atom j's the EPC channels x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c ..] of the filter column
+ * (r, s, c) = n0 + AW j + EPC lc (C % EPC == 0: a chunk never straddles two taps); AW = 128 bytes
+ * of elements, EPC = 16 bytes. Each thread keeps, per row, the pixel's window corner and offset
+ * and steps them by BKR rows per slice (P.step_* of bwdf_set_step(P, BKR)); per column chunk the
+ * tap offsets, so a chunk is two bounds tests and an add. Zero-filled: rows past the split, A
+ * columns past K, B columns past RSC and pixels outside the image. load(sa, sb) writes A atom j
+ * of row i at sa + j A_ATOM + 4096 i, B likewise from sb (the caller adds its own swizzled
+ * offset of (lr, lc) to both). */
+template <typename T, int ROWS, int A_AT, int B_AT, int A_ATOM, int B_ATOM, int BKR>
+struct WgbCopy {
+    static constexpr int EPC = 16 / (int)sizeof(T), AW = 128 / (int)sizeof(T);
+    static constexpr int FAR = -(1 << 29); /* a window corner / tap offset that no bounds test passes */
+    int b_hoff[B_AT], b_woff[B_AT];
+    long long b_off[B_AT];
+    bool a_ok[A_AT];
+    /* row i of the next slice: npq v[i] = (rn, rp, rq), window corner (h0, w0) (h0 = FAR past the
+     * split), x offset of the corner pixel, and the dy row */
+    int v[ROWS], rn[ROWS], rp[ROWS], rq[ROWS], h0[ROWS], w0[ROWS];
+    long long pix[ROWS];
+    const T *a_src[ROWS];
+    int row_end;
+
+    __device__ __forceinline__ void row_setup(const BwdfParams &P, int i)
+    {
+        h0[i] = v[i] < row_end ? rp[i] * P.sh - P.ph : FAR;
+        w0[i] = rq[i] * P.sw - P.pw;
+        pix[i] = (((long long)rn[i] * P.h + (rp[i] * P.sh - P.ph)) * P.w_ + w0[i]) * P.c;
+    }
+
+    __device__ __forceinline__ WgbCopy(const BwdfParams &P, int lc, int lr, int m0, int n0, int row_begin, int row_end_) : row_end(row_end_)
+    {
+#pragma unroll
+        for (int j = 0; j < B_AT; j++) {
+            const int nn = n0 + j * AW + lc * EPC;
+            if (nn < P.rsc) {
+                const int tap = nn / P.c, cc = nn - tap * P.c;
+                const int r = tap / P.s, s = tap - r * P.s;
+                b_hoff[j] = r * P.dh;
+                b_woff[j] = s * P.dw_;
+                b_off[j] = ((long long)b_hoff[j] * P.w_ + b_woff[j]) * P.c + cc;
+            } else {
+                b_hoff[j] = FAR;
+                b_woff[j] = 0;
+                b_off[j] = 0;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < A_AT; j++) a_ok[j] = m0 + j * AW + lc * EPC < P.k; /* K % EPC == 0 */
+        const int pq = P.p * P.q;
+#pragma unroll
+        for (int i = 0; i < ROWS; i++) {
+            v[i] = row_begin + lr + 32 * i;
+            rn[i] = v[i] / pq;
+            const int rem = v[i] - rn[i] * pq;
+            rp[i] = rem / P.q;
+            rq[i] = rem - rp[i] * P.q;
+            a_src[i] = (const T *)P.dy + (long long)v[i] * P.k + m0 + lc * EPC;
+            row_setup(P, i);
+        }
+    }
+
+    __device__ __forceinline__ void load(const BwdfParams &P, uint32_t sa, uint32_t sb)
+    {
+        const T *__restrict__ x = (const T *)P.x;
+        const unsigned H = (unsigned)P.h, W = (unsigned)P.w_;
+#pragma unroll
+        for (int i = 0; i < ROWS; i++) {
+            const bool rok = v[i] < row_end;
+#pragma unroll
+            for (int j = 0; j < A_AT; j++) {
+                const bool ok = rok & a_ok[j];
+                cp_async16(sa + j * A_ATOM + i * 4096, ok ? (const void *)(a_src[i] + j * AW) : P.dy, ok ? 16 : 0);
+            }
+#pragma unroll
+            for (int j = 0; j < B_AT; j++) {
+                const bool ok = ((unsigned)(h0[i] + b_hoff[j]) < H) & ((unsigned)(w0[i] + b_woff[j]) < W);
+                cp_async16(sb + j * B_ATOM + i * 4096, ok ? (const void *)(x + pix[i] + b_off[j]) : (const void *)x, ok ? 16 : 0);
+            }
+            /* step the row by BKR */
+            v[i] += BKR;
+            a_src[i] += (long long)BKR * P.k;
+            fdnn_bwdf::bwdf_step_row(P, rn[i], rp[i], rq[i]);
+            row_setup(P, i);
+        }
+    }
+};
+
+/* Stores a warpgroup's m64nNW accumulators: acc[4 jj + 2 h + e] is row m_base + h * m_step,
+ * columns n_base + 8 jj + e (n_base = the first column + 2 * (lane % 4); a column pair is one
+ * tap), into the split's float partials (several splits) or dw (alpha/beta, bwdf_store_pair). */
+template <typename T, int NW>
+__device__ __forceinline__ void wgb_epilogue(const BwdfParams &P, const float *acc, int split, int n_base, int m_base, int m_step)
+{
+    const bool partial = P.splits > 1;
+#pragma unroll
+    for (int jj = 0; jj < NW / 8; jj++) {
+        const int nn = n_base + jj * 8;
+        if (nn >= P.rsc) continue;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int m = m_base + h * m_step;
+            if (m >= P.k) continue;
+            const float v0 = acc[4 * jj + 2 * h], v1 = acc[4 * jj + 2 * h + 1];
+            if (partial) *(float2 *)(P.ws + ((long long)split * P.k + m) * P.rsc + nn) = make_float2(v0, v1);
+            else fdnn_bwdf::bwdf_store_pair<T>(P, m, nn, v0, v1);
+        }
+    }
+}
+
 template <int BM, int BN, int STAGES>
 struct WgbTile {
     static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
@@ -86,85 +199,16 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_bwd_filter_wgmma_kernel(co
     const int wg = warp >> 2, wl = warp & 3;
     const int wm = WG_M == 2 ? wg : 0, wn = WG_N == 2 ? wg : 0;
     const int n0 = blockIdx.x * BN, m0 = blockIdx.y * BM, split = blockIdx.z;
-    const int row_begin = split * P.chunk;
-    const int row_end = min(row_begin + P.chunk, P.npq);
-    const int ktiles = row_end > row_begin ? (row_end - row_begin + BK - 1) / BK : 0;
+    const fdnn_bwdf::BwdfRange rows = fdnn_bwdf::bwdf_range(P, split, BK);
+    const int row_begin = rows.begin, row_end = rows.end, ktiles = rows.ktiles;
     const int lc = tid & 7, lr = tid >> 3;
     const uint32_t dst0 = fdnn_wg::swz128(lr, lc); /* row lr + 32 i: 4096 i bytes further */
 
-    const T *__restrict__ x = (const T *)P.x;
-    const T *__restrict__ dy = (const T *)P.dy;
-    const unsigned H = (unsigned)P.h, W = (unsigned)P.w_;
-    constexpr int FAR = -(1 << 29); /* a window corner / tap offset that no bounds test passes */
-
-    /* B column chunk j (filter columns n0 + 64 j + 8 lc ..): tap offsets within the window and
-     * the element offset (tap, channel) from the window corner's pixel */
-    int b_hoff[B_AT], b_woff[B_AT];
-    long long b_off[B_AT];
-#pragma unroll
-    for (int j = 0; j < B_AT; j++) {
-        const int nn = n0 + j * 64 + lc * 8;
-        if (nn < P.rsc) {
-            const int tap = nn / P.c, cc = nn - tap * P.c;
-            const int r = tap / P.s, s = tap - r * P.s;
-            b_hoff[j] = r * P.dh;
-            b_woff[j] = s * P.dw_;
-            b_off[j] = ((long long)b_hoff[j] * P.w_ + b_woff[j]) * P.c + cc;
-        } else {
-            b_hoff[j] = FAR;
-            b_woff[j] = 0;
-            b_off[j] = 0;
-        }
-    }
-    bool a_ok[A_AT];
-#pragma unroll
-    for (int j = 0; j < A_AT; j++) a_ok[j] = m0 + j * 64 + lc * 8 < P.k; /* K % 8 == 0 */
-
-    /* row i of the next slice: npq v[i] = (rn, rp, rq), window corner (h0, w0) (h0 = FAR past the
-     * split), x offset of the corner pixel, and the dy row */
-    int v[ROWS], rn[ROWS], rp[ROWS], rq[ROWS], h0[ROWS], w0[ROWS];
-    long long pix[ROWS];
-    const T *a_src[ROWS];
-    const int pq = P.p * P.q;
-#pragma unroll
-    for (int i = 0; i < ROWS; i++) {
-        v[i] = row_begin + lr + 32 * i;
-        rn[i] = v[i] / pq;
-        const int rem = v[i] - rn[i] * pq;
-        rp[i] = rem / P.q;
-        rq[i] = rem - rp[i] * P.q;
-        a_src[i] = dy + (long long)v[i] * P.k + m0 + lc * 8;
-    }
-    auto row_setup = [&](int i) {
-        h0[i] = v[i] < row_end ? rp[i] * P.sh - P.ph : FAR;
-        w0[i] = rq[i] * P.sw - P.pw;
-        pix[i] = (((long long)rn[i] * P.h + (rp[i] * P.sh - P.ph)) * P.w_ + w0[i]) * P.c;
-    };
-#pragma unroll
-    for (int i = 0; i < ROWS; i++) row_setup(i);
-
+    WgbCopy<T, ROWS, A_AT, B_AT, ATOM, ATOM, BK> copy(P, lc, lr, m0, n0, row_begin, row_end);
     int ld_stage = 0;
     auto load_stage = [&]() {
-        const uint32_t sa = smem + ld_stage * Tile::STAGE_BYTES + dst0, sb = sa + Tile::A_BYTES;
-#pragma unroll
-        for (int i = 0; i < ROWS; i++) {
-            const bool rok = v[i] < row_end;
-#pragma unroll
-            for (int j = 0; j < A_AT; j++) {
-                const bool ok = rok & a_ok[j];
-                cp_async16(sa + j * ATOM + i * 4096, ok ? (const void *)(a_src[i] + j * 64) : (const void *)dy, ok ? 16 : 0);
-            }
-#pragma unroll
-            for (int j = 0; j < B_AT; j++) {
-                const bool ok = ((unsigned)(h0[i] + b_hoff[j]) < H) & ((unsigned)(w0[i] + b_woff[j]) < W);
-                cp_async16(sb + j * ATOM + i * 4096, ok ? (const void *)(x + pix[i] + b_off[j]) : (const void *)x, ok ? 16 : 0);
-            }
-            /* step the row by BK */
-            v[i] += BK;
-            a_src[i] += (long long)BK * P.k;
-            fdnn_bwdf::bwdf_step_row(P, rn[i], rp[i], rq[i]);
-            row_setup(i);
-        }
+        const uint32_t sa = smem + ld_stage * Tile::STAGE_BYTES + dst0;
+        copy.load(P, sa, sa + Tile::A_BYTES);
         ld_stage = ld_stage + 1 == STAGES ? 0 : ld_stage + 1;
     };
 
@@ -223,22 +267,9 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_bwd_filter_wgmma_kernel(co
         for (int j = 0; j < NACC; j++) acc[j] += xch[j * 128 + tid];
     }
 
-    /* epilogue: acc[4 jj + 2 h + e] is row 16 wl + lane/4 + 8 h of the warpgroup's 64 rows,
-     * column 8 jj + 2 (lane % 4) + e of its NW columns (RSC % 8 == 0: a column pair is in or out) */
-    const bool partial = P.splits > 1;
-#pragma unroll
-    for (int jj = 0; jj < NW / 8; jj++) {
-        const int nn = n0 + wn * NW + jj * 8 + (lane & 3) * 2;
-        if (nn >= P.rsc) continue;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int m = m0 + wm * 64 + wl * 16 + (lane >> 2) + h * 8;
-            if (m >= P.k) continue;
-            const float v0 = acc[4 * jj + 2 * h], v1 = acc[4 * jj + 2 * h + 1];
-            if (partial) *(float2 *)(P.ws + ((long long)split * P.k + m) * P.rsc + nn) = make_float2(v0, v1);
-            else fdnn_bwdf::bwdf_store_pair<T>(P, m, nn, v0, v1);
-        }
-    }
+    /* epilogue: row 16 wl + lane/4 + 8 h of the warpgroup's 64 (RSC % 8 == 0: a column pair is
+     * in or out) */
+    wgb_epilogue<T, NW>(P, acc, split, n0 + wn * NW + (lane & 3) * 2, m0 + wm * 64 + wl * 16 + (lane >> 2), 8);
 #else
     (void)P;
     __trap(); /* not sm_90a code: the host never launches it here */
@@ -284,19 +315,16 @@ static inline int wgb_pick(int k, int rsc)
     const long long cols192 = (rsc + 191LL) / 192 * 192, cols128 = (rsc + 127LL) / 128 * 128;
     return cols192 * 100 <= cols128 * 115 ? WGB_128x192 : WGB_128x128;
 }
-static inline fdnn_bwdf::BwdfPlan wgb_plan(int npq, int k, int rsc, int force_splits = 0, int force_cfg = -1)
+/* the split count and chunk of the plan for bm x bn tiles, minb blocks per SM, slices of bk rows
+ * that take t_slice microseconds on one SM (the model above); force_splits > 0 takes that count */
+static inline void wg_split_plan(fdnn_bwdf::BwdfPlan &pl, int npq, int k, int rsc, int bm, int bn, int minb, int bk, double t_slice,
+                                 int force_splits)
 {
-    fdnn_bwdf::BwdfPlan pl;
-    const WgbConfig c = (WgbConfig)(force_cfg >= 0 ? force_cfg : wgb_pick(k, rsc));
-    pl.cfg = (fdnn_bwdf::BwdfConfig)c;
-    const int bm = wgb_bm(c), bn = wgb_bn(c), minb = wgb_minb(c);
     const long long tiles = (long long)((k + bm - 1) / bm) * ((rsc + bn - 1) / bn);
-    const long long slots = (long long)PLAN_SMS * minb, slices = ((long long)npq + BK - 1) / BK;
+    const long long slots = (long long)PLAN_SMS * minb, slices = ((long long)npq + bk - 1) / bk;
     long long want = 1;
     if (force_splits > 0) want = force_splits;
     else {
-        /* microseconds: a slice on one SM at ~2.6 TFLOP/s per SM (shared by minb blocks) */
-        const double t_slice = 2.0 * bm * bn * BK * minb / 2.6e6;
         const double red_us = 2.0 * (double)k * rsc * 4 / 3e6; /* read + write of one split's partials */
         long long most = npq / MIN_SPLIT_ROWS;
         if (most > 4 * slots) most = 4 * slots;
@@ -336,9 +364,18 @@ static inline fdnn_bwdf::BwdfPlan wgb_plan(int npq, int k, int rsc, int force_sp
     if (want < 1) want = 1;
     if (want > 65535) want = 65535;
     long long chunk = ((long long)npq + want - 1) / want;
-    chunk = (chunk + BK - 1) / BK * BK;
+    chunk = (chunk + bk - 1) / bk * bk;
     pl.chunk = (int)chunk;
     pl.splits = npq > 0 ? (int)(((long long)npq + chunk - 1) / chunk) : 1;
+}
+static inline fdnn_bwdf::BwdfPlan wgb_plan(int npq, int k, int rsc, int force_splits = 0, int force_cfg = -1)
+{
+    fdnn_bwdf::BwdfPlan pl;
+    const WgbConfig c = (WgbConfig)(force_cfg >= 0 ? force_cfg : wgb_pick(k, rsc));
+    pl.cfg = (fdnn_bwdf::BwdfConfig)c;
+    const int bm = wgb_bm(c), bn = wgb_bn(c), minb = wgb_minb(c);
+    /* microseconds: a slice on one SM at ~2.6 TFLOP/s per SM (shared by minb blocks) */
+    wg_split_plan(pl, npq, k, rsc, bm, bn, minb, BK, 2.0 * bm * bn * BK * minb / 2.6e6, force_splits);
     return pl;
 }
 

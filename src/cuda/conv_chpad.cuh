@@ -1,7 +1,7 @@
 /* Channel padding for the mma.sync convolutions (conv_fwd_mma.cu, conv_bwd_filter_mma.cu), whose
- * 16-byte cp.async copies need C % 8 == 0: a dense [rows][C] tensor of 2-byte elements (HALF /
- * BFLOAT16) is copied to a dense [rows][Cp] one (Cp = C rounded up to 8) with zeros in channels
- * C..Cp-1, and back (the first C channels of each row). Also the shared pieces of the padded
+ * 16-byte cp.async copies need C to be a multiple of 16 / element size (8 for HALF / BFLOAT16, 4
+ * for FLOAT): a dense [rows][C] tensor is copied to a dense [rows][Cp] one (Cp = C rounded up to
+ * that unit) with zeros in channels C..Cp-1, and back (the first C channels of each row). Also the shared pieces of the padded
  * problem: the padded channel count, the workspace piece sizes and the problem copy with c = Cp
  * and packed strides. Header-only; each including file gets its own copy. */
 #ifndef FDNN_CUDA_CONV_CHPAD_CUH
@@ -13,14 +13,18 @@
 namespace fdnn_chpad {
 namespace { /* internal linkage: every including file has its own kernels */
 
-/* channel count padded to the 8-element (16-byte) copy unit */
-static inline int padded_c(int c) { return (c + 7) / 8 * 8; }
+/* channel count padded to the 16-byte copy unit of esize-byte elements (2 or 4) */
+static inline int padded_c(int c, int esize = 2)
+{
+    const int unit = 16 / esize;
+    return (c + unit - 1) / unit * unit;
+}
 
 /* workspace pieces start at multiples of 256 bytes (the kernels need 16) */
 static inline size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
-/* bytes of a dense [rows][Cp] 2-byte tensor, rounded to 256 */
-static inline size_t padded_bytes(long long rows, int cp) { return round256((size_t)rows * (size_t)cp * 2); }
+/* bytes of a dense [rows][Cp] tensor of esize-byte elements, rounded to 256 */
+static inline size_t padded_bytes(long long rows, int cp, int esize = 2) { return round256((size_t)rows * (size_t)cp * (size_t)esize); }
 
 /* rows of x (N*D*H*W) and of the KRSC filter (K*T*R*S) */
 static inline long long x_rows(const fdnn_conv_problem *p) { return (long long)p->n * p->in[0] * p->in[1] * p->in[2]; }
@@ -45,30 +49,32 @@ static inline fdnn_conv_problem padded_problem(const fdnn_conv_problem *p, int c
     return q;
 }
 
-/* dst [rows][cp] (16-byte aligned, cp % 8 == 0) = src [rows][c] with zeros in channels c..cp-1;
- * one thread per 16-byte chunk of dst, grid-stride */
-__global__ void pad_channels_kernel(const unsigned short *__restrict__ src, uint4 *__restrict__ dst, long long rows, int c, int cp)
+/* dst [rows][cp] (16-byte aligned, cp a multiple of the 16-byte unit) = src [rows][c] with zeros
+ * in channels c..cp-1; U = the element's bits (unsigned short or unsigned int); one thread per
+ * 16-byte chunk of dst, grid-stride */
+template <typename U>
+__global__ void pad_channels_kernel(const U *__restrict__ src, uint4 *__restrict__ dst, long long rows, int c, int cp)
 {
-    const int cpr = cp / 8; /* chunks per row */
+    constexpr int EPC = 16 / (int)sizeof(U);
+    const int cpr = cp / EPC; /* chunks per row */
     const long long total = rows * cpr;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
         const long long row = i / cpr;
-        const int c0 = (int)(i - row * cpr) * 8;
-        const unsigned short *s = src + row * c;
-        unsigned short v[8];
+        const int c0 = (int)(i - row * cpr) * EPC;
+        const U *s = src + row * c;
+        union {
+            uint4 q;
+            U e[EPC];
+        } o;
 #pragma unroll
-        for (int t = 0; t < 8; t++) v[t] = (c0 + t < c) ? s[c0 + t] : (unsigned short)0;
-        uint4 o;
-        o.x = (uint32_t)v[0] | ((uint32_t)v[1] << 16);
-        o.y = (uint32_t)v[2] | ((uint32_t)v[3] << 16);
-        o.z = (uint32_t)v[4] | ((uint32_t)v[5] << 16);
-        o.w = (uint32_t)v[6] | ((uint32_t)v[7] << 16);
-        dst[i] = o;
+        for (int t = 0; t < EPC; t++) o.e[t] = (c0 + t < c) ? s[c0 + t] : (U)0;
+        dst[i] = o.q;
     }
 }
 
 /* dst [rows][c] = the first c channels of src [rows][cp]; one thread per dst element, grid-stride */
-__global__ void unpad_channels_kernel(const unsigned short *__restrict__ src, unsigned short *__restrict__ dst, long long rows, int c, int cp)
+template <typename U>
+__global__ void unpad_channels_kernel(const U *__restrict__ src, U *__restrict__ dst, long long rows, int c, int cp)
 {
     const long long total = rows * c;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
@@ -86,17 +92,21 @@ static inline unsigned grid_for(long long work)
     return (unsigned)b;
 }
 
-static inline cudaError_t pad_channels(const void *src, void *dst, long long rows, int c, int cp, cudaStream_t st)
+/* esize: bytes of one element, 2 (HALF / BFLOAT16) or 4 (FLOAT) */
+static inline cudaError_t pad_channels(const void *src, void *dst, long long rows, int c, int cp, cudaStream_t st, int esize = 2)
 {
     if (rows <= 0) return cudaSuccess;
-    pad_channels_kernel<<<grid_for(rows * (cp / 8)), 256, 0, st>>>((const unsigned short *)src, (uint4 *)dst, rows, c, cp);
+    const unsigned grid = grid_for(rows * (cp * esize / 16));
+    if (esize == 4) pad_channels_kernel<unsigned><<<grid, 256, 0, st>>>((const unsigned *)src, (uint4 *)dst, rows, c, cp);
+    else pad_channels_kernel<unsigned short><<<grid, 256, 0, st>>>((const unsigned short *)src, (uint4 *)dst, rows, c, cp);
     return cudaGetLastError();
 }
 
-static inline cudaError_t unpad_channels(const void *src, void *dst, long long rows, int c, int cp, cudaStream_t st)
+static inline cudaError_t unpad_channels(const void *src, void *dst, long long rows, int c, int cp, cudaStream_t st, int esize = 2)
 {
     if (rows <= 0 || c <= 0) return cudaSuccess;
-    unpad_channels_kernel<<<grid_for(rows * c), 256, 0, st>>>((const unsigned short *)src, (unsigned short *)dst, rows, c, cp);
+    if (esize == 4) unpad_channels_kernel<unsigned><<<grid_for(rows * c), 256, 0, st>>>((const unsigned *)src, (unsigned *)dst, rows, c, cp);
+    else unpad_channels_kernel<unsigned short><<<grid_for(rows * c), 256, 0, st>>>((const unsigned short *)src, (unsigned short *)dst, rows, c, cp);
     return cudaGetLastError();
 }
 

@@ -48,9 +48,10 @@ size_t fdnn_cuda_conv_fwd_mma_split_workspace(const fdnn_conv_problem *p);
  * *dev gets the device index. 0 on error. */
 int fdnn_cuda_device_cc_major(int *dev);
 cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
-/* Tensor-core implicit GEMM backward filter with mma.sync/ldmatrix.trans/cp.async
- * (conv_bwd_filter_mma.cu): packed NHWC x/dy, KRSC dw, groups 1, same-type HALF/BFLOAT16,
- * K % 8 == 0, 2-D (or 3-D with D = T = 1); C % 8 != 0 pads x and dw through the workspace. The N*P*Q reduction is split over blocks by a rule
+/* Tensor-core implicit GEMM backward filter with mma.sync/cp.async (conv_bwd_filter_mma.cu):
+ * packed NHWC x/dy, KRSC dw, groups 1, same-type HALF/BFLOAT16 (K % 8 == 0) or FLOAT through TF32
+ * (K % 4 == 0), 2-D (or 3-D with D = T = 1); C not a multiple of 8 (FLOAT: 4) pads x and dw
+ * through the workspace. The N*P*Q reduction is split over blocks by a rule
  * of the problem alone; the float partial sums of the splits need workspace() bytes (0 with one
  * split) and are summed in fixed order (deterministic). applicable() checks shape and layout (the
  * list adds math type and compute capability 8.0+); run() falls back to the direct kernel for

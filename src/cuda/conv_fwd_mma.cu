@@ -1,13 +1,13 @@
 /* conv_fwd__implicit_gemm_mma(_tf32): the forward convolution of conv_fwd_mma.cuh (mma.sync
  * tensor cores, cp.async pipeline) for dense channels-last HALF / BFLOAT16 problems and FLOAT
- * ones with TENSOR_OP math (TF32; C % 4 == 0, no channel padding), and the helper the
+ * ones with TENSOR_OP math (TF32), and the helper the
  * backward-data-as-forward path (conv_gemm_cublas.cu) uses to run its forward view on it.
  * Which problems it takes: fdnn_cuda_conv_fwd_mma_applicable (shape/layout) plus the dtype,
  * math-type and compute-capability checks of the list (conv_list_cuda.c).
- * C % 8 != 0 (the kernel copies 8 channels at a time): run() first copies x and the filter to
- * workspace with the channels padded by zeros to Cp = round_up(C, 8) (conv_chpad.cuh) and runs
- * the kernel on that padded problem; workspace() = the padded x + the padded filter (each
- * rounded to 256 bytes), 0 when C % 8 == 0; plus, when the tile grid is small and the reduction
+ * C not a multiple of the kernel's 16-byte copy unit (8 channels, FLOAT 4): run() first copies x
+ * and the filter to workspace with the channels padded by zeros to Cp = C rounded up to the unit
+ * (conv_chpad.cuh) and runs the kernel on that padded problem; workspace() = the padded x + the
+ * padded filter (each rounded to 256 bytes), 0 when C is whole units; plus, when the tile grid is small and the reduction
  * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
  * kernel (deterministic). On an H200, stride-1 problems with K <= 64 whose tiles are mostly real
  * output go to the halo kernel of conv_fwd_halo.cuh (FREEDNN_CUDA_HALO: 0 never, 2 whenever its
@@ -52,8 +52,10 @@ fdnn_mma::MmaConvParams make_params(const fdnn_conv_problem *p, const fdnn_conv_
 }
 
 int elem_bytes(const fdnn_conv_problem *p) { return p->xtype == CUDNN_DATA_FLOAT ? 4 : 2; }
+/* C padded to the 16-byte copy unit (C itself when it is whole units) */
+int padded_c_of(const fdnn_conv_problem *p) { return fdnn_chpad::padded_c(p->c, elem_bytes(p)); }
 
-/* the split-K plan of a problem the kernel runs as it is (C % 8 == 0, or FLOAT) */
+/* the split-K plan of a problem the kernel runs as it is (C whole copy units) */
 fdnn_mma::MmaSplit split_of(const fdnn_conv_problem *p)
 {
     return fdnn_mma::mma_split((int)((long long)p->n * p->out[1] * p->out[2]), p->k, p->flt[1] * p->flt[2] * p->c, elem_bytes(p));
@@ -123,8 +125,6 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
           (p->xtype == CUDNN_DATA_HALF || p->xtype == CUDNN_DATA_BFLOAT16 || p->xtype == CUDNN_DATA_FLOAT)))
         return fdnn_conv_why(why, why_n, "the mma implicit GEMM handles same-type HALF, BFLOAT16 and FLOAT (TF32) (got x=%s w=%s y=%s)",
                    fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
-    if (p->xtype == CUDNN_DATA_FLOAT && p->c % 4)
-        return fdnn_conv_why(why, why_n, "the TF32 mma implicit GEMM copies 4 channels at a time and pads none: C=%d must be a multiple of 4", p->c);
     if (!p->w_nhwc) return fdnn_conv_why(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
     if (p->k % 8)
         return fdnn_conv_why(why, why_n, "the mma implicit GEMM writes 8 output channels at a time: K=%d must be a multiple of 8 (C is padded to 8 through the workspace)",
@@ -133,7 +133,7 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
     if (!fdnn_conv_packed_cl(p->ys, p->n, p->k, p->out)) return fdnn_conv_why(why, why_n, "y must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
     const long long m = (long long)p->n * p->out[1] * p->out[2];
-    const long long kg = (long long)p->flt[1] * p->flt[2] * (p->xtype == CUDNN_DATA_FLOAT ? p->c : fdnn_chpad::padded_c(p->c)); /* R*S*Cp when C is padded */
+    const long long kg = (long long)p->flt[1] * p->flt[2] * padded_c_of(p); /* R*S*Cp when C is padded */
     if (m >= lim || kg >= lim || (long long)p->k >= 65535LL * 64)
         return fdnn_conv_why(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", m, kg, p->k);
     return 1;
@@ -142,10 +142,10 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
-    if (p->c % 8 == 0 || p->xtype == CUDNN_DATA_FLOAT) return split_bytes(p);
-    const int cp = fdnn_chpad::padded_c(p->c);
+    const int cp = padded_c_of(p), es = elem_bytes(p);
+    if (cp == p->c) return split_bytes(p);
     const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
-    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp) + split_bytes(&q);
+    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp, es) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp, es) + split_bytes(&q);
 }
 
 extern "C" size_t fdnn_cuda_conv_fwd_mma_split_workspace(const fdnn_conv_problem *p)
@@ -175,30 +175,31 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "conv_fwd__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)",
                          cs->cc / 10, cs->cc % 10);
     const size_t need = fdnn_cuda_conv_fwd_mma_workspace(p);
-    const int padded = p->c % 8 && p->xtype != CUDNN_DATA_FLOAT;
+    const int cp = padded_c_of(p), es = elem_bytes(p);
+    const int padded = cp != p->c;
     if (need && (!a->workspace || a->workspace_size < need))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM,
                          "conv_fwd__implicit_gemm_mma needs %zu bytes of workspace (C=%d padded to %d channels, split-K partial sums) (got %zu)",
-                         need, p->c, padded ? fdnn_chpad::padded_c(p->c) : p->c, a->workspace_size);
+                         need, p->c, cp, a->workspace_size);
     if (padded) {
-        /* C % 8 != 0: the kernel runs on x and w copied to workspace with Cp channels; only y and
-         * the workspace must be 16-byte aligned (else the WMMA kernel on the original problem) */
+        /* C not whole copy units: the kernel runs on x and w copied to workspace with Cp channels;
+         * only y and the workspace must be 16-byte aligned (else the WMMA kernel on the original
+         * problem) */
         if (!aligned16(a->out) || !aligned16(a->workspace)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
-        const int cp = fdnn_chpad::padded_c(p->c);
         const long long xr = fdnn_chpad::x_rows(p), wr = fdnn_chpad::w_rows(p);
         void *xp = a->workspace;
-        void *wp = (char *)a->workspace + fdnn_chpad::padded_bytes(xr, cp);
+        void *wp = (char *)a->workspace + fdnn_chpad::padded_bytes(xr, cp, es);
         cudaStream_t st = fdnn_cuda_stream(h);
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st), "conv_fwd__implicit_gemm_mma: padding x"));
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->w, wp, wr, p->c, cp, st), "conv_fwd__implicit_gemm_mma: padding w"));
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st, es), "conv_fwd__implicit_gemm_mma: padding x"));
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->w, wp, wr, p->c, cp, st, es), "conv_fwd__implicit_gemm_mma: padding w"));
         const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
-        const size_t used = fdnn_chpad::padded_bytes(xr, cp) + fdnn_chpad::padded_bytes(wr, cp);
+        const size_t used = fdnn_chpad::padded_bytes(xr, cp, es) + fdnn_chpad::padded_bytes(wr, cp, es);
         fdnn_conv_args b = *a;
         b.x = xp;
         b.w = wp;
         b.workspace = (char *)a->workspace + used; /* the split partials of the padded problem, if any */
         b.workspace_size = a->workspace_size - used;
-        return fdnn_cuda_conv_fwd_mma_run(h, &q, &b); /* C % 8 == 0 now: the plain path */
+        return fdnn_cuda_conv_fwd_mma_run(h, &q, &b); /* whole copy units now: the plain path */
     }
     /* 16-byte copies need 16-byte aligned tensors; the WMMA kernel gathers element by element
      * and takes every problem this entry takes */

@@ -171,19 +171,9 @@ conv_fwd_mma_kernel(const MmaConvParams P)
     };
 
     float acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
-
-    /* prologue: slices 0 .. STAGES-2 in flight (empty groups past the end keep the count) */
-#pragma unroll
-    for (int st = 0; st < STAGES - 1; st++) {
-        if (st < ktiles) load_stage(kt0 + st, st);
-        cp_async_commit();
-    }
+    fdnn_ptx::zero_acc<MI * NI * 4>(&acc[0][0][0]);
+    /* prologue: slices 0 .. STAGES-2 in flight */
+    fdnn_ptx::ring_prologue<STAGES - 1>(ktiles, [&](int st) { load_stage(kt0 + st, st); });
 
     for (int kt = 0; kt < ktiles; kt++) {
         cp_async_wait<STAGES - 2>(); /* this thread's copies of slice kt have landed */

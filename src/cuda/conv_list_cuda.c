@@ -4,7 +4,8 @@
  *   forward and bwd filter next: mma.sync tensor-core implicit GEMMs (conv_fwd_mma.cu,
  *                conv_bwd_filter_mma.cu; bwd filter as ALGO_1 with split-K workspace) for packed
  *                NHWC x/y, KRSC filter, groups 1, HALF/BFLOAT16 with K a multiple of 8, 2-D (C not a
- *                multiple of 8 is padded with zero channels through the workspace);
+ *                multiple of 8 is padded with zero channels through the workspace); the bwd filter
+ *                also for FLOAT through TF32 (TENSOR_OP* math; K and padded C multiples of 4);
  *   all three:   then cuBLAS explicit GEMM (im2col / col2im, tensor cores) for packed NHWC x/y, KRSC
  *                filter, groups 1, HALF/BFLOAT16/FLOAT (fwd GEMM, bwd data/filter ALGO_1); bwd data
  *                first tries the stride-1 form that runs the forward im2col GEMM on dy;
@@ -215,12 +216,34 @@ static int mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
     return fdnn_cuda_conv_fwd_mma_applicable(p, why, why_n) && tc_ok(p, why, why_n);
 }
 
-/* mma.sync backward filter: HALF/BFLOAT16 (its applicable()), not FMA math, compute capability
- * 8.0+ */
+/* mma.sync backward filter: HALF/BFLOAT16 (its applicable() also takes FLOAT, for the TF32 entry
+ * below), not FMA math, compute capability 8.0+ */
 static int bwd_filter_mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, why, why_n)) return 0;
+    if (!is_lowp(p->xtype)) return fdnn_conv_why(why, why_n, "this entry handles HALF and BFLOAT16 (got %s)", fdnn_dtype_name(p->xtype));
     if (p->math_type == CUDNN_FMA_MATH) return fdnn_conv_why(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
+    return device_has_tc(why, why_n);
+}
+/* the same on FLOAT through TF32 (conv_bwd_filter_tf32.cuh, conv_bwd_filter_wgmma_tf32.cuh), with
+ * TF32's math-type rule. Two kinds of problem are left to the cuBLAS GEMM entry after it, which
+ * ran them faster on the H200: short reductions with many filters (N*P*Q <= 2048, K >= 512: 3x3
+ * and 1x1 layers on 7x7 images at batch 32; 0.068 against 0.091 ms, 0.025 against 0.034 ms) and
+ * 1x1 / stride 1 / pad 0, where cuBLAS multiplies x in place without a column copy (1x1 64->64
+ * and 64->256 at 56x56: 0.021 against 0.026 ms, 0.044 against 0.050 ms). */
+static int bwd_filter_mma_tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, why, why_n)) return 0;
+    if (p->xtype != CUDNN_DATA_FLOAT) return fdnn_conv_why(why, why_n, "this entry handles FLOAT (got %s)", fdnn_dtype_name(p->xtype));
+    if (p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return fdnn_conv_why(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+    const long long npq = (long long)p->n * p->out[0] * p->out[1] * p->out[2];
+    if (npq <= 2048 && p->k >= 512)
+        return fdnn_conv_why(why, why_n, "N*P*Q = %lld rows with K = %d filters: the cuBLAS GEMM entry is faster on such short reductions", npq, p->k);
+    int one = 1;
+    for (int a = 0; a < 3; a++)
+        if (p->flt[a] != 1 || p->stride[a] != 1 || p->pad[a] != 0) one = 0;
+    if (one) return fdnn_conv_why(why, why_n, "1x1, stride 1, pad 0: the cuBLAS GEMM entry multiplies x in place and is faster");
     return device_has_tc(why, why_n);
 }
 
@@ -262,7 +285,7 @@ static cudnnStatus_t run_mma(cudnnHandle_t h, const fdnn_conv_problem *p, const 
 static const fdnn_conv_impl fwd_mma = {"conv_fwd__implicit_gemm_mma", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                        CUDNN_TENSOR_OP_MATH, mma_ok, fdnn_cuda_conv_fwd_mma_workspace, run_mma};
 /* the same kernel on FLOAT through TF32 (m16n8k8): the TF32 rules of tf32_ok plus its own shape
- * rules (C % 4 == 0, K % 8 == 0, packed NHWC) */
+ * rules (K % 8 == 0, packed NHWC; C % 4 != 0 padded through the workspace) */
 static int mma_tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->xtype != CUDNN_DATA_FLOAT) return fdnn_conv_why(why, why_n, "the TF32 mma implicit GEMM handles FLOAT (got %s)", fdnn_dtype_name(p->xtype));
@@ -277,6 +300,9 @@ static cudnnStatus_t run_bwd_filter_mma(cudnnHandle_t h, const fdnn_conv_problem
 static const fdnn_conv_impl bwd_filter_mma = {"conv_bwd_filter__implicit_gemm_mma", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
                                               CUDNN_TENSOR_OP_MATH, bwd_filter_mma_ok, fdnn_cuda_conv_bwd_filter_mma_workspace,
                                               run_bwd_filter_mma};
+static const fdnn_conv_impl bwd_filter_mma_tf32 = {"conv_bwd_filter__implicit_gemm_mma_tf32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
+                                                   CUDNN_TENSOR_OP_MATH, bwd_filter_mma_tf32_ok, fdnn_cuda_conv_bwd_filter_mma_workspace,
+                                                   run_bwd_filter_mma};
 static const fdnn_conv_impl fwd_tc = {"conv_fwd__implicit_gemm_tc", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                       CUDNN_TENSOR_OP_MATH, tc_ok, no_workspace, run_tc};
 static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
@@ -403,7 +429,7 @@ static const fdnn_conv_impl bwd_filter_gemm_fp32 = {"conv_bwd_filter__im2col_cub
 
 static const fdnn_conv_impl *const fwd_list[] = {&fwd_int8_vect, &fwd_int8_vect_ig, &fwd_dw, &fwd_dw_lowp, &fwd_mma, &fwd_mma_tf32, &fwd_gemm_tc, &fwd_gemm_fp32, &fwd_tc, &fwd_tf32, &fwd_simt, &fwd_simt_lowp, &fwd_direct, &fwd_direct_lowp, NULL};
 static const fdnn_conv_impl *const bwd_data_list[] = {&bwd_data_dw, &bwd_data_dw_lowp, &bwd_data_fwd_gemm_tc, &bwd_data_fwd_gemm_fp32, &bwd_data_gemm_tc, &bwd_data_gemm_fp32, &bwd_data_simt, &bwd_data_simt_lowp, &bwd_data_direct, &bwd_data_direct_lowp, NULL};
-static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_dw, &bwd_filter_dw_lowp, &bwd_filter_mma, &bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
+static const fdnn_conv_impl *const bwd_filter_list[] = {&bwd_filter_dw, &bwd_filter_dw_lowp, &bwd_filter_mma, &bwd_filter_mma_tf32, &bwd_filter_gemm_tc, &bwd_filter_gemm_fp32, &bwd_filter_simt, &bwd_filter_simt_lowp, &bwd_filter_direct, &bwd_filter_direct_lowp, NULL};
 
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir)
 {

@@ -64,6 +64,14 @@ template <> struct MmaOps<float> {
     static __device__ __forceinline__ void store2(float *p, float a, float b) { *(float2 *)p = make_float2(a, b); }
 };
 
+/* N accumulator floats set to zero (an array of any shape, passed by its first element) */
+template <int N>
+__device__ __forceinline__ void zero_acc(float *a)
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) a[i] = 0.f;
+}
+
 /* 16-byte global -> shared copy; bytes = 0 writes 16 zero bytes and reads nothing. */
 __device__ __forceinline__ void cp_async16(uint32_t smem, const void *gmem, int bytes)
 {
@@ -72,6 +80,18 @@ __device__ __forceinline__ void cp_async16(uint32_t smem, const void *gmem, int 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+/* the prologue of a cp.async ring: slices 0 .. S-1 issued (load(st) for st < ktiles), one commit
+ * group each, empty past the end so that the group count a later wait counts on stays fixed */
+template <int S, typename Load>
+__device__ __forceinline__ void ring_prologue(int ktiles, Load load)
+{
+#pragma unroll
+    for (int st = 0; st < S; st++) {
+        if (st < ktiles) load(st);
+        cp_async_commit();
+    }
+}
 
 /* four 8x8 b16 matrices: lanes 8i..8i+7 give the 8 row addresses of matrix i; thread t receives,
  * of each matrix, the 32-bit word (row t/4, elements 2*(t%4), +1) */

@@ -402,7 +402,11 @@ int main(void)
      * (conv_bwd_filter_wgmma.cuh); the last four cases reach its other branches: a 1x1 with
      * 16384 rows and an 8-column output (32 splits, the eight-warp reduction), 128x192 tiles with
      * a partial row tile (K = 136, R*S*C = 576), 64x256 tiles (R*S*C = 392) and 64x192 tiles whose
-     * warpgroups split the k steps (K = 64, R*S*C = 576). */
+     * warpgroups split the k steps (K = 64, R*S*C = 576). Each shape runs once more in FLOAT with
+     * CUDNN_TENSOR_OP_MATH: the TF32 kernels (conv_bwd_filter_tf32.cuh; on an H200
+     * conv_bwd_filter_wgmma_tf32.cuh, whose four tiles the shapes reach: 64x128 for K <= 64 and
+     * R*S*C <= 128, 64x256, 128x128, and 128x256 for R*S*C >= 2304 in the last case, K = 72), the
+     * small-integer inputs exact in TF32. */
     {
         /*                       n   c   h   w    k  r  s str pad dil conv */
         static const int BF[][11] = {{2, 8, 40, 40, 16, 3, 3, 1, 1, 1, 0},  {3, 16, 33, 29, 24, 3, 3, 1, 1, 2, 1},
@@ -412,21 +416,26 @@ int main(void)
                                      {8, 8, 4, 5, 16, 3, 3, 1, 1, 1, 1},    {64, 8, 6, 6, 8, 3, 3, 1, 1, 1, 0},
                                      {2, 136, 6, 6, 64, 1, 1, 1, 0, 1, 1},  {2, 8, 50, 50, 8, 3, 3, 1, 0, 1, 1},
                                      {16, 8, 32, 32, 16, 1, 1, 1, 0, 1, 0}, {4, 64, 12, 12, 136, 3, 3, 1, 1, 1, 1},
-                                     {3, 8, 40, 40, 64, 7, 7, 2, 3, 1, 0},  {6, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0}};
+                                     {3, 8, 40, 40, 64, 7, 7, 2, 3, 1, 0},  {6, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0},
+                                     {2, 256, 6, 6, 72, 3, 3, 1, 1, 1, 1}};
         static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
-        int fails = 0;
+        int fails[2] = {0, 0};
         const int nbf = (int)(sizeof BF / sizeof BF[0]);
         for (int i = 0; i < nbf; i++) {
-            const int *b = BF[i];
-            tcase t;
-            tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
-            if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
-            pick_types(&t, i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
-            force_scales = SC[i % 6];
-            if (!run_case(h, 2, &t)) fails++;
-            force_scales = -1;
+            for (int tf = 0; tf < 2; tf++) {
+                const int *b = BF[i];
+                tcase t;
+                tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
+                if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
+                pick_types(&t, tf ? CUDNN_DATA_FLOAT : i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+                if (tf) t.math = CUDNN_TENSOR_OP_MATH;
+                force_scales = SC[(i + tf) % 6];
+                if (!run_case(h, 2, &t)) fails[tf]++;
+                force_scales = -1;
+            }
         }
-        printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: backward-filter %d cases, %d with failures\n", nbf, fails);
+        printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: backward-filter %d cases, %d with failures; the same in TF32: %d\n", nbf,
+               fails[0], fails[1]);
     }
     /* HALF/BFLOAT16 packed NHWC problems (KRSC filter, groups 1) with K % 8 == 0 but C % 8 != 0:
      * on the CUDA backend the mma.sync forward and backward-filter entries copy x (and w / dw) to
@@ -434,7 +443,9 @@ int main(void)
      * the C % 8 == 0 kernels. Includes the ResNet-50 stem shape (7x7, stride 2, pad 3, C = 3,
      * K = 64) on a small image, N*P*Q of a few thousand rows (split backward-filter reduction in the
      * workspace after the padded pieces), 1x1, dilation, both modes, 3-D with D = T = 1; every
-     * direction, alternating beta == 0 (NaN-filled output) and beta != 0. */
+     * direction, alternating beta == 0 (NaN-filled output) and beta != 0. The forward and the
+     * backward filter also run in FLOAT with TENSOR_OP math (TF32), whose copy unit is 4 channels:
+     * C = 1, 3, 5, 7 are padded to 4 or 8, C = 12 is not. */
     {
         /*                       n   c   h   w    k  r  s str pad dil conv */
         static const int PC[][11] = {{2, 3, 20, 22, 64, 7, 7, 2, 3, 1, 0}, {2, 1, 40, 40, 16, 3, 3, 1, 1, 1, 1},
@@ -444,21 +455,23 @@ int main(void)
                                      {8, 5, 4, 5, 16, 3, 3, 1, 1, 1, 1},   {2, 7, 30, 30, 8, 3, 3, 1, 0, 1, 0}};
         static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         const int npc = (int)(sizeof PC / sizeof PC[0]);
-        int fails[3] = {0, 0, 0};
+        int fails[5] = {0, 0, 0, 0, 0};
         for (int i = 0; i < npc; i++) {
-            for (int dir = 0; dir < 3; dir++) {
+            for (int dir = 0; dir < 5; dir++) { /* 3: backward filter in TF32, 4: forward in TF32 */
                 const int *b = PC[i];
                 tcase t;
                 tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
                 if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernels treat it as 2-D */
-                pick_types(&t, (i + dir) % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+                pick_types(&t, dir >= 3 ? CUDNN_DATA_FLOAT : (i + dir) % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
+                if (dir >= 3) t.math = CUDNN_TENSOR_OP_MATH;
                 force_scales = SC[(i + dir) % 6];
-                if (!run_case(h, dir, &t)) fails[dir]++;
+                if (!run_case(h, dir < 3 ? dir : dir == 3 ? 2 : 0, &t)) fails[dir]++;
                 force_scales = -1;
             }
         }
         printf("channels-last HALF/BFLOAT16, C%%8 != 0, K%%8 = 0: forward %d cases, %d with failures; backward-data %d, %d; "
-               "backward-filter %d, %d\n", npc, fails[0], npc, fails[1], npc, fails[2]);
+               "backward-filter %d, %d; backward-filter TF32 %d, %d; forward TF32 %d, %d\n", npc, fails[0], npc, fails[1], npc, fails[2], npc,
+               fails[3], npc, fails[4]);
     }
     /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
      * kernels (first in every list). Packed NHWC with an even C and m == 1 takes the two-channel
