@@ -38,8 +38,7 @@ fdnn_bwdf::BwdfPlan wg_plan_of(const fdnn_conv_problem *p)
 
 using fdnn_ptx::aligned16;
 
-int esize_of(const fdnn_conv_problem *p) { return p->xtype == CUDNN_DATA_FLOAT ? 4 : 2; }
-int padded_c_of(const fdnn_conv_problem *p) { return fdnn_chpad::padded_c(p->c, esize_of(p)); }
+using fdnn_chpad::esize;
 
 } // namespace
 
@@ -57,7 +56,7 @@ extern "C" int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem 
         return fdnn_conv_why(why, why_n, "the mma implicit GEMM handles same-type HALF, BFLOAT16 and FLOAT (got x=%s w=%s y=%s)",
                    fdnn_dtype_name(p->xtype), fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
     if (!p->w_nhwc) return fdnn_conv_why(why, why_n, "the mma implicit GEMM needs a KRSC (NHWC) filter");
-    const int unit = 16 / esize_of(p);
+    const int unit = 16 / esize(p);
     if (p->k % unit)
         return fdnn_conv_why(why, why_n, "the mma implicit GEMM copies %d channels at a time: K=%d must be a multiple of %d (C is padded through the workspace)",
                    unit, p->k, unit);
@@ -65,7 +64,7 @@ extern "C" int fdnn_cuda_conv_bwd_filter_mma_applicable(const fdnn_conv_problem 
     if (!fdnn_conv_packed_cl(p->ys, p->n, p->k, p->out)) return fdnn_conv_why(why, why_n, "dy must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
     const long long npq = (long long)p->n * p->out[1] * p->out[2];
-    const long long rsc = (long long)p->flt[1] * p->flt[2] * padded_c_of(p); /* R*S*Cp when C is padded */
+    const long long rsc = (long long)p->flt[1] * p->flt[2] * fdnn_chpad::padded_c(p); /* R*S*Cp when C is padded */
     if (npq >= lim || rsc >= lim || (long long)p->k >= 65535LL * 64)
         return fdnn_conv_why(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", npq, rsc, p->k);
     return 1;
@@ -86,7 +85,7 @@ static size_t kernel_workspace(const fdnn_conv_problem *p)
 extern "C" size_t fdnn_cuda_conv_bwd_filter_mma_workspace(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, NULL, 0)) return 0;
-    const int cp = padded_c_of(p), es = esize_of(p);
+    const int cp = fdnn_chpad::padded_c(p), es = esize(p);
     if (cp == p->c) return kernel_workspace(p);
     const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
     return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp, es) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp, es) +
@@ -100,7 +99,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, cons
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH,
                          "conv_bwd_filter__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)", cs->cc / 10,
                          cs->cc % 10);
-    const int cp = padded_c_of(p), es = esize_of(p);
+    const int cp = fdnn_chpad::padded_c(p), es = esize(p);
     if (cp != p->c) {
         const size_t need = fdnn_cuda_conv_bwd_filter_mma_workspace(p);
         if (!a->workspace || a->workspace_size < need)

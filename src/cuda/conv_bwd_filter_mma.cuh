@@ -478,25 +478,37 @@ static cudaError_t bwdf_launch_cfg(const BwdfParams &P, cudaStream_t st)
                                     &opted, P, st);
 }
 
+/* The frame every backward-filter launch shares: nothing for an empty dw, the (n, p, q) step of
+ * bk rows (bwdf_set_step), the tile kernel (launch(P)), then, with several splits, the reduction
+ * of their partial sums into dw. */
+template <typename T, typename Launch>
+static cudaError_t bwdf_run(BwdfParams P, int bk, cudaStream_t st, Launch launch)
+{
+    if (P.k == 0 || P.rsc == 0) return cudaSuccess;
+    bwdf_set_step(P, bk);
+    const cudaError_t e = launch(P);
+    if (e != cudaSuccess || P.splits <= 1) return e;
+    return bwdf_reduce<T>(P, st);
+}
+
 /* T = __half or __nv_bfloat16. P.chunk / P.splits from bwdf_plan, P.ws (16-byte aligned) of
  * bwdf_workspace_bytes when splits > 1. The caller has checked the requirements (C % 8, K % 8,
  * 16-byte aligned x / dy / dw, NPQ and RSC below 2^31, K below 65535 * 64). */
 template <typename T>
 static cudaError_t bwdf_launch(BwdfParams P, BwdfConfig cfg, cudaStream_t st)
 {
-    if (P.k == 0 || P.rsc == 0) return cudaSuccess;
-    bwdf_set_step(P);
-    cudaError_t e = cudaErrorInvalidValue;
-    switch (cfg) {
-    case BWDF_128x128: e = bwdf_launch_cfg<T, 128, 128, 2, 4>(P, st); break;
-    case BWDF_128x64: e = bwdf_launch_cfg<T, 128, 64, 4, 2>(P, st); break;
-    case BWDF_64x128: e = bwdf_launch_cfg<T, 64, 128, 2, 4>(P, st); break;
-    case BWDF_64x64: e = bwdf_launch_cfg<T, 64, 64, 2, 4>(P, st); break;
-    case BWDF_64x256: e = bwdf_launch_cfg<T, 64, 256, 2, 4>(P, st); break;   /* 32x64 warp tiles */
-    case BWDF_128x256: e = bwdf_launch_cfg<T, 128, 256, 2, 4>(P, st); break; /* 64x64 warp tiles */
-    }
-    if (e != cudaSuccess || P.splits <= 1) return e;
-    return bwdf_reduce<T>(P, st);
+    return bwdf_run<T>(P, BK, st, [&](const BwdfParams &Q) {
+        cudaError_t e = cudaErrorInvalidValue;
+        switch (cfg) {
+        case BWDF_128x128: e = bwdf_launch_cfg<T, 128, 128, 2, 4>(Q, st); break;
+        case BWDF_128x64: e = bwdf_launch_cfg<T, 128, 64, 4, 2>(Q, st); break;
+        case BWDF_64x128: e = bwdf_launch_cfg<T, 64, 128, 2, 4>(Q, st); break;
+        case BWDF_64x64: e = bwdf_launch_cfg<T, 64, 64, 2, 4>(Q, st); break;
+        case BWDF_64x256: e = bwdf_launch_cfg<T, 64, 256, 2, 4>(Q, st); break;   /* 32x64 warp tiles */
+        case BWDF_128x256: e = bwdf_launch_cfg<T, 128, 256, 2, 4>(Q, st); break; /* 64x64 warp tiles */
+        }
+        return e;
+    });
 }
 
 } /* namespace fdnn_bwdf */

@@ -54,12 +54,7 @@ __device__ __forceinline__ void bwdf_lds(float *v, const unsigned char *tile, in
     }
 }
 
-__device__ __forceinline__ uint32_t to_tf32(float f)
-{
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
-    return r;
-}
+using fdnn_ptx::to_tf32;
 
 template <int BM, int BN, int WARPS_M, int WARPS_N>
 __global__ void __launch_bounds__(NTHREADS)
@@ -191,19 +186,18 @@ static cudaError_t bwdf_tf32_launch_cfg(const BwdfParams &P, cudaStream_t st)
  * 2^31, K below 65535 * 64. */
 static cudaError_t bwdf_tf32_launch(BwdfParams P, BwdfConfig cfg, cudaStream_t st)
 {
-    if (P.k == 0 || P.rsc == 0) return cudaSuccess;
-    bwdf_set_step(P);
-    cudaError_t e = cudaErrorInvalidValue;
-    switch (cfg) {
-    case BWDF_128x128: e = bwdf_tf32_launch_cfg<128, 128, 2, 4>(P, st); break; /* 64x32 warp tiles */
-    case BWDF_128x64: e = bwdf_tf32_launch_cfg<128, 64, 4, 2>(P, st); break;   /* 32x32 */
-    case BWDF_64x128: e = bwdf_tf32_launch_cfg<64, 128, 2, 4>(P, st); break;   /* 32x32 */
-    case BWDF_64x64: e = bwdf_tf32_launch_cfg<64, 64, 2, 4>(P, st); break;     /* 32x16 */
-    case BWDF_64x256: e = bwdf_tf32_launch_cfg<64, 256, 2, 4>(P, st); break;   /* 32x64 */
-    case BWDF_128x256: e = bwdf_tf32_launch_cfg<128, 256, 2, 4>(P, st); break; /* 64x64 */
-    }
-    if (e != cudaSuccess || P.splits <= 1) return e;
-    return bwdf_reduce<float>(P, st);
+    return bwdf_run<float>(P, BK, st, [&](const BwdfParams &Q) {
+        cudaError_t e = cudaErrorInvalidValue;
+        switch (cfg) {
+        case BWDF_128x128: e = bwdf_tf32_launch_cfg<128, 128, 2, 4>(Q, st); break; /* 64x32 warp tiles */
+        case BWDF_128x64: e = bwdf_tf32_launch_cfg<128, 64, 4, 2>(Q, st); break;   /* 32x32 */
+        case BWDF_64x128: e = bwdf_tf32_launch_cfg<64, 128, 2, 4>(Q, st); break;   /* 32x32 */
+        case BWDF_64x64: e = bwdf_tf32_launch_cfg<64, 64, 2, 4>(Q, st); break;     /* 32x16 */
+        case BWDF_64x256: e = bwdf_tf32_launch_cfg<64, 256, 2, 4>(Q, st); break;   /* 32x64 */
+        case BWDF_128x256: e = bwdf_tf32_launch_cfg<128, 256, 2, 4>(Q, st); break; /* 64x64 */
+        }
+        return e;
+    });
 }
 
 } /* namespace fdnn_bwdf */

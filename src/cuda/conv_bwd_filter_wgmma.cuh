@@ -393,27 +393,26 @@ static cudaError_t wgb_launch_cfg(const BwdfParams &P, cudaStream_t st)
 template <typename T>
 static cudaError_t wgb_launch(BwdfParams P, WgbConfig cfg, cudaStream_t st)
 {
-    if (P.k == 0 || P.rsc == 0) return cudaSuccess;
-    fdnn_bwdf::bwdf_set_step(P, BK); /* the (n, p, q) step of BK rows */
-    cudaError_t e = cudaErrorInvalidValue;
-    switch (cfg) {
-    case WGB_128x128: e = wgb_launch_cfg<T, 128, 128, 4, 1>(P, st); break;
-    case WGB_64x256: e = wgb_launch_cfg<T, 64, 256, 4, 1>(P, st); break;
-    case WGB_128x192: e = wgb_launch_cfg<T, 128, 192, 4, 1>(P, st); break;
-    case WGB_64x192: e = wgb_launch_cfg<T, 64, 192, 4, 1>(P, st); break;
+    return fdnn_bwdf::bwdf_run<T>(P, BK, st, [&](const BwdfParams &Q) {
+        cudaError_t e = cudaErrorInvalidValue;
+        switch (cfg) {
+        case WGB_128x128: e = wgb_launch_cfg<T, 128, 128, 4, 1>(Q, st); break;
+        case WGB_64x256: e = wgb_launch_cfg<T, 64, 256, 4, 1>(Q, st); break;
+        case WGB_128x192: e = wgb_launch_cfg<T, 128, 192, 4, 1>(Q, st); break;
+        case WGB_64x192: e = wgb_launch_cfg<T, 64, 192, 4, 1>(Q, st); break;
 #ifdef FDNN_BWDF_WG_LAB /* the configurations only bwdf_lab compares (not compiled into the library) */
-    case WGB_128x128_2: e = wgb_launch_cfg<T, 128, 128, 3, 2>(P, st); break;
-    case WGB_64x128_2: e = wgb_launch_cfg<T, 64, 128, 4, 2>(P, st); break;
-    case WGB_128x256: e = wgb_launch_cfg<T, 128, 256, 4, 1>(P, st); break;
-    case WGB_64x192_2: e = wgb_launch_cfg<T, 64, 192, 3, 2>(P, st); break; /* spills (96 accumulators, 128 registers) */
-    case WGB_128x64_2: e = wgb_launch_cfg<T, 128, 64, 4, 2>(P, st); break;
-    case WGB_64x64_2: e = wgb_launch_cfg<T, 64, 64, 6, 2>(P, st); break;
-    case WGB_64x64_3: e = wgb_launch_cfg<T, 64, 64, 4, 3>(P, st); break;
+        case WGB_128x128_2: e = wgb_launch_cfg<T, 128, 128, 3, 2>(Q, st); break;
+        case WGB_64x128_2: e = wgb_launch_cfg<T, 64, 128, 4, 2>(Q, st); break;
+        case WGB_128x256: e = wgb_launch_cfg<T, 128, 256, 4, 1>(Q, st); break;
+        case WGB_64x192_2: e = wgb_launch_cfg<T, 64, 192, 3, 2>(Q, st); break; /* spills (96 accumulators, 128 registers) */
+        case WGB_128x64_2: e = wgb_launch_cfg<T, 128, 64, 4, 2>(Q, st); break;
+        case WGB_64x64_2: e = wgb_launch_cfg<T, 64, 64, 6, 2>(Q, st); break;
+        case WGB_64x64_3: e = wgb_launch_cfg<T, 64, 64, 4, 3>(Q, st); break;
 #endif
-    default: break;
-    }
-    if (e != cudaSuccess || P.splits <= 1) return e;
-    return fdnn_bwdf::bwdf_reduce<T>(P, st);
+        default: break;
+        }
+        return e;
+    });
 }
 
 } /* namespace fdnn_bwdf_wg */

@@ -105,8 +105,8 @@ __global__ void __launch_bounds__(THREADS, 1) conv_bwd_filter_wgmma_tf32_kernel(
     /* copies: thread (lr, lc) = (tid / 8, tid % 8) takes slice row lr, chunk lc of every atom */
     const int lc = tid & 7, lr = tid >> 3;
     Copy copy(P, lc, lr, m0, n0, row_begin, row_end);
-    const uint32_t a_dst = (uint32_t)(lr * 128 + ((lc ^ (((lr & 3) << 1) | ((lr >> 2) & 1))) << 4)); /* bw_swz SPAN 1 pattern */
-    const uint32_t b_dst = fdnn_wg::swz128(lr, lc);
+    const uint32_t a_dst = fdnn_bwdf::bw_swz<128, 1>(lr, lc); /* rows of one 128-byte atom */
+    const uint32_t b_dst = fdnn_bwdf::bw_swz<128, 4>(lr, lc);
     auto load_slice = [&](int st) {
         const uint32_t sa = ring_s + st * Tile::STAGE_BYTES;
         copy.load(P, sa + a_dst, sa + Tile::A_BYTES + b_dst);
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(THREADS, 1) conv_bwd_filter_wgmma_tf32_kernel(
     /* transpose unit i of this thread: slice row kq, chunk 8 i + c7 of the staged B rows (atom i,
      * chunk c7) -> K-major rows n = 32 i + 4 c7 + q, q < 4 */
     const int kq = 16 * (warp & 1) + (lane & 15), c7 = 2 * (warp >> 1) + (lane >> 4);
-    const uint32_t t_src = (uint32_t)(kq * 128 + ((c7 ^ (kq & 7)) << 4));
+    const uint32_t t_src = fdnn_bwdf::bw_swz<128, 4>(kq, c7);
     uint32_t t_dst[4];
 #pragma unroll
     for (int q = 0; q < 4; q++) t_dst[q] = (uint32_t)((4 * c7 + q) * 128 + (((kq >> 2) ^ (4 * (c7 & 1) + q)) << 4) + (kq & 3) * 4);
@@ -125,10 +125,10 @@ __global__ void __launch_bounds__(THREADS, 1) conv_bwd_filter_wgmma_tf32_kernel(
 #pragma unroll
         for (int i = 0; i < TIT; i++) {
             const float4 v = *(const float4 *)(sb + 4096 * i);
-            *(uint32_t *)(dst + t_dst[0] + 4096 * i) = fdnn_bwdf::to_tf32(v.x);
-            *(uint32_t *)(dst + t_dst[1] + 4096 * i) = fdnn_bwdf::to_tf32(v.y);
-            *(uint32_t *)(dst + t_dst[2] + 4096 * i) = fdnn_bwdf::to_tf32(v.z);
-            *(uint32_t *)(dst + t_dst[3] + 4096 * i) = fdnn_bwdf::to_tf32(v.w);
+            *(uint32_t *)(dst + t_dst[0] + 4096 * i) = fdnn_ptx::to_tf32(v.x);
+            *(uint32_t *)(dst + t_dst[1] + 4096 * i) = fdnn_ptx::to_tf32(v.y);
+            *(uint32_t *)(dst + t_dst[2] + 4096 * i) = fdnn_ptx::to_tf32(v.z);
+            *(uint32_t *)(dst + t_dst[3] + 4096 * i) = fdnn_ptx::to_tf32(v.w);
         }
     };
     /* A fragments of the four k8 steps of ring stage st: channels 16 wl + 2g, +1 of the
@@ -141,14 +141,11 @@ __global__ void __launch_bounds__(THREADS, 1) conv_bwd_filter_wgmma_tf32_kernel(
         for (int j = 0; j < 4; j++) {
             float2 v[2];
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int r = 8 * j + t + 4 * h; /* r % 8 = t + 4h: the pattern is (t << 1) | h */
-                v[h] = *(const float2 *)(sa + r * 128 + ((ch ^ ((t << 1) | h)) << 4));
-            }
-            af[j][0] = fdnn_bwdf::to_tf32(v[0].x);
-            af[j][1] = fdnn_bwdf::to_tf32(v[0].y);
-            af[j][2] = fdnn_bwdf::to_tf32(v[1].x);
-            af[j][3] = fdnn_bwdf::to_tf32(v[1].y);
+            for (int h = 0; h < 2; h++) v[h] = *(const float2 *)(sa + fdnn_bwdf::bw_swz<128, 1>(8 * j + t + 4 * h, ch));
+            af[j][0] = fdnn_ptx::to_tf32(v[0].x);
+            af[j][1] = fdnn_ptx::to_tf32(v[0].y);
+            af[j][2] = fdnn_ptx::to_tf32(v[1].x);
+            af[j][3] = fdnn_ptx::to_tf32(v[1].y);
         }
     };
 
@@ -250,17 +247,16 @@ static cudaError_t twg_launch_cfg(const BwdfParams &P, cudaStream_t st)
  * device (the caller checks) */
 static cudaError_t twg_launch(BwdfParams P, TwgConfig cfg, cudaStream_t st)
 {
-    if (P.k == 0 || P.rsc == 0) return cudaSuccess;
-    fdnn_bwdf::bwdf_set_step(P, TBK);
-    cudaError_t e = cudaErrorInvalidValue;
-    switch (cfg) {
-    case TWG_64x256: e = twg_launch_cfg<64, 256, 3>(P, st); break;
-    case TWG_128x128: e = twg_launch_cfg<128, 128, 4>(P, st); break;
-    case TWG_128x256: e = twg_launch_cfg<128, 256, 3>(P, st); break;
-    case TWG_64x128: e = twg_launch_cfg<64, 128, 4>(P, st); break;
-    }
-    if (e != cudaSuccess || P.splits <= 1) return e;
-    return fdnn_bwdf::bwdf_reduce<float>(P, st);
+    return fdnn_bwdf::bwdf_run<float>(P, TBK, st, [&](const BwdfParams &Q) {
+        cudaError_t e = cudaErrorInvalidValue;
+        switch (cfg) {
+        case TWG_64x256: e = twg_launch_cfg<64, 256, 3>(Q, st); break;
+        case TWG_128x128: e = twg_launch_cfg<128, 128, 4>(Q, st); break;
+        case TWG_128x256: e = twg_launch_cfg<128, 256, 3>(Q, st); break;
+        case TWG_64x128: e = twg_launch_cfg<64, 128, 4>(Q, st); break;
+        }
+        return e;
+    });
 }
 
 } /* namespace fdnn_bwdf_wg */

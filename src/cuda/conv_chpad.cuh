@@ -20,6 +20,12 @@ static inline int padded_c(int c, int esize = 2)
     return (c + unit - 1) / unit * unit;
 }
 
+/* bytes of one element of the mma entries' problems: FLOAT (TF32) 4, HALF / BFLOAT16 2 */
+static inline int esize(const fdnn_conv_problem *p) { return p->xtype == CUDNN_DATA_FLOAT ? 4 : 2; }
+
+/* the problem's C padded to its copy unit (C itself when it is whole units) */
+static inline int padded_c(const fdnn_conv_problem *p) { return padded_c(p->c, esize(p)); }
+
 /* workspace pieces start at multiples of 256 bytes (the kernels need 16) */
 static inline size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 

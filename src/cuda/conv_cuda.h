@@ -69,6 +69,9 @@ size_t fdnn_cuda_conv_bwd_filter_simt_workspace(const fdnn_conv_problem *p);
  * 1x1/stride 1/pad 0) + cublasGemmEx on tensor cores; col2im gather for backward data. Only for
  * packed NHWC x/y, KRSC filter, groups 1, HALF/BFLOAT16/FLOAT; applicable() says why not. */
 int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+/* 1 for 1x1 / stride 1 / pad 0 problems, which the GEMM entries run on x (dy) in place, without
+ * a column buffer */
+int fdnn_cuda_conv_gemm_in_place(const fdnn_conv_problem *p);
 size_t fdnn_cuda_conv_gemm_workspace(const fdnn_conv_problem *p);
 cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Backward data of stride-1 problems (padding <= dilation*(filter-1) per dim) as the forward

@@ -51,14 +51,12 @@ fdnn_mma::MmaConvParams make_params(const fdnn_conv_problem *p, const fdnn_conv_
     return P;
 }
 
-int elem_bytes(const fdnn_conv_problem *p) { return p->xtype == CUDNN_DATA_FLOAT ? 4 : 2; }
-/* C padded to the 16-byte copy unit (C itself when it is whole units) */
-int padded_c_of(const fdnn_conv_problem *p) { return fdnn_chpad::padded_c(p->c, elem_bytes(p)); }
+using fdnn_chpad::esize;
 
 /* the split-K plan of a problem the kernel runs as it is (C whole copy units) */
 fdnn_mma::MmaSplit split_of(const fdnn_conv_problem *p)
 {
-    return fdnn_mma::mma_split((int)((long long)p->n * p->out[1] * p->out[2]), p->k, p->flt[1] * p->flt[2] * p->c, elem_bytes(p));
+    return fdnn_mma::mma_split((int)((long long)p->n * p->out[1] * p->out[2]), p->k, p->flt[1] * p->flt[2] * p->c, esize(p));
 }
 size_t split_bytes(const fdnn_conv_problem *p)
 {
@@ -133,7 +131,7 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
     if (!fdnn_conv_packed_cl(p->ys, p->n, p->k, p->out)) return fdnn_conv_why(why, why_n, "y must be densely packed NHWC");
     const long long lim = (1LL << 31) - 256;
     const long long m = (long long)p->n * p->out[1] * p->out[2];
-    const long long kg = (long long)p->flt[1] * p->flt[2] * padded_c_of(p); /* R*S*Cp when C is padded */
+    const long long kg = (long long)p->flt[1] * p->flt[2] * fdnn_chpad::padded_c(p); /* R*S*Cp when C is padded */
     if (m >= lim || kg >= lim || (long long)p->k >= 65535LL * 64)
         return fdnn_conv_why(why, why_n, "GEMM sizes N*P*Q=%lld and R*S*C=%lld must stay below 2^31 and K=%d below 65535*64", m, kg, p->k);
     return 1;
@@ -142,7 +140,7 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
-    const int cp = padded_c_of(p), es = elem_bytes(p);
+    const int cp = fdnn_chpad::padded_c(p), es = esize(p);
     if (cp == p->c) return split_bytes(p);
     const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
     return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp, es) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp, es) + split_bytes(&q);
@@ -175,7 +173,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "conv_fwd__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)",
                          cs->cc / 10, cs->cc % 10);
     const size_t need = fdnn_cuda_conv_fwd_mma_workspace(p);
-    const int cp = padded_c_of(p), es = elem_bytes(p);
+    const int cp = fdnn_chpad::padded_c(p), es = esize(p);
     const int padded = cp != p->c;
     if (need && (!a->workspace || a->workspace_size < need))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM,
@@ -209,7 +207,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
     cudaStream_t st = fdnn_cuda_stream(h);
     const bool wg = wgmma_ok(cs, p) != 0;
     fdnn_halo::HaloPlan H;
-    if (wg && halo_pick(P, elem_bytes(p), sms, H)) /* Hopper, K <= 64, stride 1: no split, no workspace */
+    if (wg && halo_pick(P, esize(p), sms, H)) /* Hopper, K <= 64, stride 1: no split, no workspace */
         return fdnn_cuda_check(by_type(p->xtype, [&](auto z) { return fdnn_halo::halo_launch<decltype(z)>(P, H, st); }),
                                "conv_fwd__implicit_gemm_mma (wgmma halo)");
     const fdnn_mma::MmaSplit sp = split_of(p);

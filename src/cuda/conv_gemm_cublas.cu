@@ -64,9 +64,7 @@ struct Plan {
 Plan make_plan(const fdnn_conv_problem *p)
 {
     Plan P = {};
-    P.one = 1;
-    for (int i = 0; i < 3; i++)
-        if (p->flt[i] != 1 || p->stride[i] != 1 || p->pad[i] != 0) P.one = 0;
+    P.one = fdnn_cuda_conv_gemm_in_place(p);
     P.pq = (long long)p->out[0] * p->out[1] * p->out[2];
     P.npq = P.pq * p->n;
     P.rsc = (long long)p->flt[0] * p->flt[1] * p->flt[2] * p->c;
@@ -549,6 +547,13 @@ extern "C" int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *
     if (p->dir == FDNN_CONV_BWD_DATA && !make_plan(p).one && pq * rsc * (long long)sizeof(float) > (1LL << 30))
         return fdnn_conv_why(why, why_n, "one image's float column buffer (%lld x %lld) would exceed 1 GiB", pq, rsc);
     if (!fdnn_cublas_available(why, why_n)) return 0;
+    return 1;
+}
+
+extern "C" int fdnn_cuda_conv_gemm_in_place(const fdnn_conv_problem *p)
+{
+    for (int i = 0; i < 3; i++)
+        if (p->flt[i] != 1 || p->stride[i] != 1 || p->pad[i] != 0) return 0;
     return 1;
 }
 

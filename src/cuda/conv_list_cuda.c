@@ -225,6 +225,14 @@ static int bwd_filter_mma_ok(const fdnn_conv_problem *p, char *why, size_t why_n
     if (p->math_type == CUDNN_FMA_MATH) return fdnn_conv_why(why, why_n, "math type CUDNN_FMA_MATH forbids tensor cores");
     return device_has_tc(why, why_n);
 }
+/* FLOAT goes through TF32 tensor cores only when the caller asked for tensor ops explicitly
+ * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
+static int tf32_math_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
+{
+    if (p->math_type == CUDNN_TENSOR_OP_MATH || p->math_type == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return 1;
+    return fdnn_conv_why(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+}
+
 /* the same on FLOAT through TF32 (conv_bwd_filter_tf32.cuh, conv_bwd_filter_wgmma_tf32.cuh), with
  * TF32's math-type rule. Two kinds of problem are left to the cuBLAS GEMM entry after it, which
  * ran them faster on the H200: short reductions with many filters (N*P*Q <= 2048, K >= 512: 3x3
@@ -235,28 +243,22 @@ static int bwd_filter_mma_tf32_ok(const fdnn_conv_problem *p, char *why, size_t 
 {
     if (!fdnn_cuda_conv_bwd_filter_mma_applicable(p, why, why_n)) return 0;
     if (p->xtype != CUDNN_DATA_FLOAT) return fdnn_conv_why(why, why_n, "this entry handles FLOAT (got %s)", fdnn_dtype_name(p->xtype));
-    if (p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return fdnn_conv_why(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+    if (!tf32_math_ok(p, why, why_n)) return 0;
     const long long npq = (long long)p->n * p->out[0] * p->out[1] * p->out[2];
     if (npq <= 2048 && p->k >= 512)
         return fdnn_conv_why(why, why_n, "N*P*Q = %lld rows with K = %d filters: the cuBLAS GEMM entry is faster on such short reductions", npq, p->k);
-    int one = 1;
-    for (int a = 0; a < 3; a++)
-        if (p->flt[a] != 1 || p->stride[a] != 1 || p->pad[a] != 0) one = 0;
-    if (one) return fdnn_conv_why(why, why_n, "1x1, stride 1, pad 0: the cuBLAS GEMM entry multiplies x in place and is faster");
+    if (fdnn_cuda_conv_gemm_in_place(p)) return fdnn_conv_why(why, why_n, "1x1, stride 1, pad 0: the cuBLAS GEMM entry multiplies x in place and is faster");
     return device_has_tc(why, why_n);
 }
 
-/* FLOAT through TF32 tensor cores only when the caller asked for tensor ops explicitly
- * (TENSOR_OP or TENSOR_OP_ALLOW_CONVERSION); DEFAULT math keeps full FP32. */
+/* FLOAT through the TF32 tensor-core implicit GEMM: the tiled forward's rules, FLOAT, TF32 math */
 static int tf32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (!fwd_tiled_ok(p, why, why_n)) return 0;
     if (!(p->xtype == CUDNN_DATA_FLOAT && p->wtype == CUDNN_DATA_FLOAT && p->ytype == CUDNN_DATA_FLOAT))
         return fdnn_conv_why(why, why_n, "the TF32 implicit GEMM handles FLOAT (got x=%s w=%s y=%s)", fdnn_dtype_name(p->xtype),
                     fdnn_dtype_name(p->wtype), fdnn_dtype_name(p->ytype));
-    if (p->math_type != CUDNN_TENSOR_OP_MATH && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return fdnn_conv_why(why, why_n, "TF32 is used for FLOAT only with math type CUDNN_TENSOR_OP_MATH or CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION");
+    if (!tf32_math_ok(p, why, why_n)) return 0;
     return device_has_tc(why, why_n);
 }
 

@@ -49,12 +49,21 @@ template <> struct MmaOps<__nv_bfloat16> {
     }
 };
 
-/* FLOAT through TF32: fragments hold raw floats; prep() rounds them to TF32 (nearest, ties away,
- * as cuBLAS does for its TF32 modes) before m16n8k8 consumes them. */
+/* a float rounded to TF32 (nearest, ties away, as cuBLAS does for its TF32 modes), as the 32-bit
+ * register a tf32 MMA operand takes */
+__device__ __forceinline__ uint32_t to_tf32(float f)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
+    return r;
+}
+
+/* FLOAT through TF32: fragments hold raw floats; prep() rounds them to TF32 before m16n8k8
+ * consumes them. */
 template <> struct MmaOps<float> {
     static __device__ __forceinline__ void prep(uint32_t *r, int n)
     {
-        for (int i = 0; i < n; i++) asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r[i]) : "f"(__uint_as_float(r[i])));
+        for (int i = 0; i < n; i++) r[i] = to_tf32(__uint_as_float(r[i]));
     }
     static __device__ __forceinline__ void mma(float *d, const uint32_t *a, const uint32_t *b)
     {
