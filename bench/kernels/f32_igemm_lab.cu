@@ -1,0 +1,288 @@
+/* f32_igemm_lab: a FLOAT (FMA math, no tensor cores) forward implicit-GEMM convolution for
+ * packed NHWC x / y and a KRSC filter with C % 16 == 0 and K % 4 == 0, on its own, outside the
+ * library: the candidate for issue #7's fp32 entries, where the library runs im2col + cuBLAS
+ * SGEMM at 19-20 TFLOP/s on the 64-channel 3x3 layers (NVIDIA: 36).
+ *
+ * GEMM view: y[M = N*P*Q, K] = Xcol[M, R*S*C] * W[K, R*S*C]^T. Block tile 128 (M) x 64 (K),
+ * 256 threads, each an 8 x 4 register block (rows ty*8 .. ty*8+7, columns tx*4 .. tx*4+3; tx =
+ * tid % 16, ty = tid / 16). The reduction goes in slices of 16 channels of one filter tap (C % 16
+ * == 0: the tap and channel offset of a slice are the same for the whole block), staged
+ * transposed in shared memory (As[k][m], Bs[k][n], rows padded to avoid most bank conflicts) so
+ * that a thread reads its 8 A values and 4 B values of a k step with three 16-byte loads for 32
+ * FMAs. Global loads are 16-byte vectors (x: 4 channels of one pixel; w: 4 reduction elements of
+ * one filter) into registers one slice ahead, stored to the other of two shared buffers after the
+ * current slice's FMAs: one barrier per slice. Thread tid loads A rows tid/4 and tid/4 + 64,
+ * channel quad tid % 4, B row tid / 4, quad tid % 4; the pixel of each of its A rows is decoded
+ * once per block. Epilogue: alpha / beta in float, 16-byte stores.
+ *
+ * Checked against a naive GPU kernel (double accumulation) on the first 2^20 outputs (all of the
+ * small cases): PASS when max|y - ref| / max|ref| < 1e-5. Timed: 20 launches after 3 warm-ups (cudaEvents).  Usage: f32_igemm_lab [--quick]
+ * NOT YET RUN ON A GPU (written without device time; the next session verifies and tunes it). */
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                                                   \
+    do {                                                                                                        \
+        cudaError_t e_ = (x);                                                                                   \
+        if (e_ != cudaSuccess) {                                                                                \
+            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #x);   \
+            exit(2);                                                                                            \
+        }                                                                                                       \
+    } while (0)
+
+struct Prob {
+    const float *x, *w;
+    float *y;
+    int n, h, w_, c, k, r, s, p, q, sh, sw, ph, pw, dh, dw;
+    float alpha, beta;
+    int m; /* N*P*Q */
+};
+
+constexpr int BM = 128, BN = 64, BK = 16, NT = 256;
+constexpr int LDA = BM + 4, LDB = BN + 4; /* padded shared rows (floats) */
+
+__global__ void __launch_bounds__(NT, 2) f32_igemm_kernel(const Prob P)
+{
+    __shared__ __align__(16) float As[2][BK][LDA];
+    __shared__ __align__(16) float Bs[2][BK][LDB];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int quad = tid % 4;               /* channel quad of this thread's loads */
+    const int arow = tid / 4, brow = tid / 4; /* A rows arow, arow + 64; B row brow */
+
+    /* the pixel of each of this thread's two A rows: x offset of the window corner, corner */
+    long long apix[2];
+    int ah0[2], aw0[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int m = m0 + arow + 64 * i;
+        if (m < P.m) {
+            const int qq = m % P.q, t = m / P.q, pp = t % P.p, nn = t / P.p;
+            ah0[i] = pp * P.sh - P.ph;
+            aw0[i] = qq * P.sw - P.pw;
+            apix[i] = (((long long)nn * P.h + ah0[i]) * P.w_ + aw0[i]) * P.c;
+        } else {
+            ah0[i] = -(1 << 29); /* no bounds test passes */
+            aw0[i] = 0;
+            apix[i] = 0;
+        }
+    }
+    const bool bok = n0 + brow < P.k;
+    const float *wrow = P.w + (long long)(bok ? n0 + brow : 0) * P.r * P.s * P.c + quad * 4;
+
+    const int cslices = P.c / BK, nslices = P.r * P.s * cslices;
+    float4 ra[2], rb;
+    auto fetch = [&](int t) { /* slice t into registers */
+        const int tap = t / cslices, c0 = (t - tap * cslices) * BK;
+        const int rr = tap / P.s, ss = tap - rr * P.s;
+        const int dh = rr * P.dh, dw = ss * P.dw;
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const bool ok = (unsigned)(ah0[i] + dh) < (unsigned)P.h && (unsigned)(aw0[i] + dw) < (unsigned)P.w_;
+            ra[i] = ok ? *(const float4 *)(P.x + apix[i] + ((long long)dh * P.w_ + dw) * P.c + c0 + quad * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        rb = bok ? *(const float4 *)(wrow + (long long)tap * P.c + c0) : make_float4(0.f, 0.f, 0.f, 0.f);
+    };
+    auto stash = [&](int buf) { /* registers -> shared, transposed */
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            As[buf][quad * 4 + 0][arow + 64 * i] = ra[i].x;
+            As[buf][quad * 4 + 1][arow + 64 * i] = ra[i].y;
+            As[buf][quad * 4 + 2][arow + 64 * i] = ra[i].z;
+            As[buf][quad * 4 + 3][arow + 64 * i] = ra[i].w;
+        }
+        Bs[buf][quad * 4 + 0][brow] = rb.x;
+        Bs[buf][quad * 4 + 1][brow] = rb.y;
+        Bs[buf][quad * 4 + 2][brow] = rb.z;
+        Bs[buf][quad * 4 + 3][brow] = rb.w;
+    };
+
+    float acc[8][4];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+
+    if (nslices > 0) {
+        fetch(0);
+        stash(0);
+    }
+    __syncthreads();
+    for (int t = 0; t < nslices; t++) {
+        const int buf = t & 1;
+        if (t + 1 < nslices) fetch(t + 1);
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            const float4 a0 = *(const float4 *)&As[buf][k][ty * 8];
+            const float4 a1 = *(const float4 *)&As[buf][k][ty * 8 + 4];
+            const float4 b = *(const float4 *)&Bs[buf][k][tx * 4];
+            const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            const float bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+        if (t + 1 < nslices) stash(buf ^ 1); /* the other buffer: last read in slice t-1, before this slice's barrier */
+        __syncthreads();
+    }
+
+    const int col = n0 + tx * 4;
+    if (col >= P.k) return; /* K % 4 == 0: the four columns are all in or all out */
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int m = m0 + ty * 8 + i;
+        if (m >= P.m) continue;
+        float4 *dst = (float4 *)(P.y + (long long)m * P.k + col);
+        float4 o = make_float4(P.alpha * acc[i][0], P.alpha * acc[i][1], P.alpha * acc[i][2], P.alpha * acc[i][3]);
+        if (P.beta != 0.f) {
+            const float4 old = *dst;
+            o.x += P.beta * old.x;
+            o.y += P.beta * old.y;
+            o.z += P.beta * old.z;
+            o.w += P.beta * old.w;
+        }
+        *dst = o;
+    }
+}
+
+/* naive reference: one thread per output element, double accumulation */
+__global__ void ref_kernel(const Prob P, const float *y0, double *ref, long long nchk)
+{
+    const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (e >= nchk) return;
+    const int kk = (int)(e % P.k);
+    const long long m = e / P.k;
+    const int qq = (int)(m % P.q), pp = (int)((m / P.q) % P.p), nn = (int)(m / ((long long)P.q * P.p));
+    double s = 0;
+    for (int r = 0; r < P.r; r++)
+        for (int t = 0; t < P.s; t++) {
+            const int hh = pp * P.sh - P.ph + r * P.dh, ww = qq * P.sw - P.pw + t * P.dw;
+            if (hh < 0 || hh >= P.h || ww < 0 || ww >= P.w_) continue;
+            const float *xp = P.x + (((long long)nn * P.h + hh) * P.w_ + ww) * P.c;
+            const float *wp = P.w + (((long long)kk * P.r + r) * P.s + t) * P.c;
+            for (int c = 0; c < P.c; c++) s += (double)xp[c] * wp[c];
+        }
+    ref[e] = P.alpha * s + (P.beta != 0.f ? (double)P.beta * y0[e] : 0.0);
+}
+
+__global__ void fill_kernel(float *p, long long n, unsigned seed)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        unsigned v = (unsigned)(i * 2654435761u) ^ seed;
+        v ^= v >> 13; v *= 0x5bd1e995u; v ^= v >> 15;
+        p[i] = (int)(v % 2001) / 1000.0f - 1.0f;
+    }
+}
+
+struct Layer {
+    int n, c, h, w, k, r, s, str, pad, dil;
+    float alpha, beta;
+};
+
+static int run_layer(const Layer &L, int timed)
+{
+    Prob P = {};
+    P.n = L.n; P.c = L.c; P.h = L.h; P.w_ = L.w; P.k = L.k; P.r = L.r; P.s = L.s;
+    P.sh = P.sw = L.str; P.ph = P.pw = L.pad; P.dh = P.dw = L.dil;
+    P.p = (L.h + 2 * L.pad - L.dil * (L.r - 1) - 1) / L.str + 1;
+    P.q = (L.w + 2 * L.pad - L.dil * (L.s - 1) - 1) / L.str + 1;
+    P.m = P.n * P.p * P.q;
+    P.alpha = L.alpha; P.beta = L.beta;
+    const long long nx = (long long)L.n * L.h * L.w * L.c, nw = (long long)L.k * L.r * L.s * L.c, ny = (long long)P.m * L.k;
+    float *x, *w, *y, *y0;
+    double *ref;
+    CK(cudaMalloc(&x, nx * 4));
+    CK(cudaMalloc(&w, nw * 4));
+    CK(cudaMalloc(&y, ny * 4));
+    CK(cudaMalloc(&y0, ny * 4));
+    const long long nchk = ny < (1LL << 20) ? ny : (1LL << 20); /* outputs checked */
+    CK(cudaMalloc(&ref, nchk * 8));
+    fill_kernel<<<1024, 256>>>(x, nx, 1u);
+    fill_kernel<<<1024, 256>>>(w, nw, 2u);
+    fill_kernel<<<1024, 256>>>(y0, ny, 3u);
+    CK(cudaMemcpy(y, y0, ny * 4, cudaMemcpyDeviceToDevice));
+    P.x = x; P.w = w; P.y = y;
+    ref_kernel<<<(unsigned)((nchk + 255) / 256), 256>>>(P, y0, ref, nchk);
+    dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN));
+    f32_igemm_kernel<<<grid, NT>>>(P);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    float *hy = (float *)malloc(nchk * 4);
+    double *hr = (double *)malloc(nchk * 8);
+    CK(cudaMemcpy(hy, y, nchk * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hr, ref, nchk * 8, cudaMemcpyDeviceToHost));
+    double err = 0, mref = 0;
+    for (long long i = 0; i < nchk; i++) {
+        double d = fabs(hy[i] - hr[i]);
+        if (!(d == d)) d = INFINITY;
+        if (d > err) err = d;
+        if (fabs(hr[i]) > mref) mref = fabs(hr[i]);
+    }
+    const double rel = mref > 0 ? err / mref : INFINITY;
+    const int pass = rel < 1e-5;
+    printf("N%-3d C%-4d %3dx%-3d K%-4d %dx%d s%d p%d d%d a%-3g b%-3g relerr %.1e %s", L.n, L.c, L.h, L.w, L.k, L.r, L.s, L.str, L.pad,
+           L.dil, L.alpha, L.beta, rel, pass ? "PASS" : "FAIL");
+    if (timed) {
+        P.beta = 0.f;
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        for (int i = 0; i < 3; i++) f32_igemm_kernel<<<grid, NT>>>(P);
+        CK(cudaEventRecord(e0));
+        for (int i = 0; i < 20; i++) f32_igemm_kernel<<<grid, NT>>>(P);
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        ms /= 20;
+        const double flops = 2.0 * P.m * (double)P.k * L.r * L.s * L.c;
+        printf("  %8.3f ms %6.1f TFLOP/s", ms, flops / ms * 1e-9);
+        CK(cudaEventDestroy(e0));
+        CK(cudaEventDestroy(e1));
+    }
+    printf("\n");
+    free(hy);
+    free(hr);
+    cudaFree(x); cudaFree(w); cudaFree(y); cudaFree(y0); cudaFree(ref);
+    return pass;
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("f32_igemm_lab: no CUDA device, skipped\n");
+        return 77;
+    }
+    int fails = 0, total = 0;
+    const Layer small[] = {
+        /* n  c   h   w   k  r  s str pad dil alpha beta */
+        {2, 16, 9, 7, 8, 3, 3, 1, 1, 1, 1.f, 0.f},
+        {3, 32, 13, 11, 68, 3, 3, 2, 1, 1, 1.f, 0.5f},
+        {1, 48, 17, 19, 132, 5, 3, 1, 2, 2, 2.f, -1.f},
+        {4, 64, 6, 6, 64, 1, 1, 1, 0, 1, 1.f, 0.f},
+        {2, 16, 30, 30, 200, 3, 3, 3, 0, 1, 0.5f, 1.f},
+    };
+    for (const Layer &L : small) {
+        fails += !run_layer(L, 0);
+        total++;
+    }
+    const Layer big[] = {
+        {32, 64, 224, 224, 64, 3, 3, 1, 1, 1, 1.f, 0.f},
+        {128, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1.f, 0.f},
+        {32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1.f, 0.f},
+        {32, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1.f, 0.f},
+        {32, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1.f, 0.f},
+    };
+    for (const Layer &L : big) {
+        fails += !run_layer(L, !quick);
+        total++;
+    }
+    printf("f32_igemm_lab: %d of %d cases PASS%s\n", total - fails, total, fails ? "  <-- FAILURES" : "");
+    return fails ? 1 : 0;
+}
