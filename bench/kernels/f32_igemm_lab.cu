@@ -26,6 +26,7 @@
 #include <cstring>
 #include <cmath>
 #include <cuda_runtime.h>
+#include "../../src/cuda/conv_fwd_f32.cuh"
 
 #define CK(x)                                                                                                   \
     do {                                                                                                        \
@@ -36,154 +37,7 @@
         }                                                                                                       \
     } while (0)
 
-struct Prob {
-    const float *x, *w;
-    float *y;
-    int n, h, w_, c, k, r, s, p, q, sh, sw, ph, pw, dh, dw;
-    float alpha, beta;
-    int m; /* N*P*Q */
-};
-
-constexpr int BK = 16;
-
-/* BM x BN block tile, NT threads, each a TM x TN register block made of (TM/4) x (TN/4) groups of
- * 4 x 4: thread (tx, ty) owns rows g*(BM/(TM/4)) + ty*4 + 0..3 and columns g*(BN/(TN/4)) + tx*4 + 0..3,
- * so a warp's 16-byte shared reads are contiguous (no bank conflicts). */
-template <int BM, int BN, int TM, int TN, int NT, int MINB>
-__global__ void __launch_bounds__(NT, MINB) f32_igemm_kernel(const Prob P)
-{
-    constexpr int TXN = BN / TN, TYN = BM / TM, GM = TM / 4, GN = TN / 4;
-    static_assert(TXN * TYN == NT, "thread grid");
-    constexpr int LA = BM * 4 / NT, LB = (BN * 4 + NT - 1) / NT; /* float4 loads per thread per slice */
-    static_assert(LA >= 1 && LA * NT == BM * 4, "A loads");
-    constexpr int LDA = BM + 4, LDB = BN + 4;
-    __shared__ __align__(16) float As[2][BK][LDA];
-    __shared__ __align__(16) float Bs[2][BK][LDB];
-    const int tid = threadIdx.x, tx = tid % TXN, ty = tid / TXN;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
-    const int quad = tid % 4;
-    const int lrow = tid / 4; /* A rows lrow + i*NT/4; B rows likewise */
-
-    long long apix[LA];
-    int ah0[LA], aw0[LA];
-#pragma unroll
-    for (int i = 0; i < LA; i++) {
-        const int m = m0 + lrow + (NT / 4) * i;
-        if (m < P.m) {
-            const int qq = m % P.q, t = m / P.q, pp = t % P.p, nn = t / P.p;
-            ah0[i] = pp * P.sh - P.ph;
-            aw0[i] = qq * P.sw - P.pw;
-            apix[i] = (((long long)nn * P.h + ah0[i]) * P.w_ + aw0[i]) * P.c;
-        } else {
-            ah0[i] = -(1 << 29);
-            aw0[i] = 0;
-            apix[i] = 0;
-        }
-    }
-    const float *wrow[LB];
-    bool bok[LB];
-#pragma unroll
-    for (int j = 0; j < LB; j++) {
-        const int r = lrow + (NT / 4) * j;
-        bok[j] = r < BN && n0 + r < P.k;
-        wrow[j] = P.w + (long long)(bok[j] ? n0 + r : 0) * P.r * P.s * P.c + quad * 4;
-    }
-
-    const int cslices = P.c / BK, nslices = P.r * P.s * cslices;
-    float4 ra[LA], rb[LB];
-    auto fetch = [&](int t) {
-        const int tap = t / cslices, c0 = (t - tap * cslices) * BK;
-        const int rr = tap / P.s, ss = tap - rr * P.s;
-        const int dh = rr * P.dh, dw = ss * P.dw;
-#pragma unroll
-        for (int i = 0; i < LA; i++) {
-            const bool ok = (unsigned)(ah0[i] + dh) < (unsigned)P.h && (unsigned)(aw0[i] + dw) < (unsigned)P.w_;
-            ra[i] = ok ? __ldg((const float4 *)(P.x + apix[i] + ((long long)dh * P.w_ + dw) * P.c + c0 + quad * 4))
-                       : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-#pragma unroll
-        for (int j = 0; j < LB; j++)
-            rb[j] = bok[j] ? __ldg((const float4 *)(wrow[j] + (long long)tap * P.c + c0)) : make_float4(0.f, 0.f, 0.f, 0.f);
-    };
-    auto stash = [&](int buf) {
-#pragma unroll
-        for (int i = 0; i < LA; i++) {
-            const int r = lrow + (NT / 4) * i;
-            As[buf][quad * 4 + 0][r] = ra[i].x;
-            As[buf][quad * 4 + 1][r] = ra[i].y;
-            As[buf][quad * 4 + 2][r] = ra[i].z;
-            As[buf][quad * 4 + 3][r] = ra[i].w;
-        }
-#pragma unroll
-        for (int j = 0; j < LB; j++) {
-            const int r = lrow + (NT / 4) * j;
-            if (r < BN) {
-                Bs[buf][quad * 4 + 0][r] = rb[j].x;
-                Bs[buf][quad * 4 + 1][r] = rb[j].y;
-                Bs[buf][quad * 4 + 2][r] = rb[j].z;
-                Bs[buf][quad * 4 + 3][r] = rb[j].w;
-            }
-        }
-    };
-
-    float acc[TM][TN];
-#pragma unroll
-    for (int i = 0; i < TM; i++)
-#pragma unroll
-        for (int j = 0; j < TN; j++) acc[i][j] = 0.f;
-
-    if (nslices > 0) {
-        fetch(0);
-        stash(0);
-    }
-    __syncthreads();
-    for (int t = 0; t < nslices; t++) {
-        const int buf = t & 1;
-        if (t + 1 < nslices) fetch(t + 1);
-#pragma unroll
-        for (int k = 0; k < BK; k++) {
-            float av[TM], bv[TN];
-#pragma unroll
-            for (int g = 0; g < GM; g++) {
-                const float4 a = *(const float4 *)&As[buf][k][g * (TYN * 4) + ty * 4];
-                av[g * 4 + 0] = a.x; av[g * 4 + 1] = a.y; av[g * 4 + 2] = a.z; av[g * 4 + 3] = a.w;
-            }
-#pragma unroll
-            for (int g = 0; g < GN; g++) {
-                const float4 b = *(const float4 *)&Bs[buf][k][g * (TXN * 4) + tx * 4];
-                bv[g * 4 + 0] = b.x; bv[g * 4 + 1] = b.y; bv[g * 4 + 2] = b.z; bv[g * 4 + 3] = b.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-        }
-        if (t + 1 < nslices) stash(buf ^ 1);
-        __syncthreads();
-    }
-
-#pragma unroll
-    for (int gj = 0; gj < GN; gj++) {
-        const int col = n0 + gj * (TXN * 4) + tx * 4;
-        if (col >= P.k) continue; /* K % 4 == 0 */
-#pragma unroll
-        for (int i = 0; i < TM; i++) {
-            const int m = m0 + (i / 4) * (TYN * 4) + ty * 4 + (i % 4);
-            if (m >= P.m) continue;
-            float4 *dst = (float4 *)(P.y + (long long)m * P.k + col);
-            float4 o = make_float4(P.alpha * acc[i][gj * 4 + 0], P.alpha * acc[i][gj * 4 + 1], P.alpha * acc[i][gj * 4 + 2],
-                                   P.alpha * acc[i][gj * 4 + 3]);
-            if (P.beta != 0.f) {
-                const float4 old = *dst;
-                o.x += P.beta * old.x;
-                o.y += P.beta * old.y;
-                o.z += P.beta * old.z;
-                o.w += P.beta * old.w;
-            }
-            *dst = o;
-        }
-    }
-}
+using Prob = fdnn_f32fw::F32Conv;
 
 struct Variant {
     const char *name;
@@ -192,7 +46,7 @@ struct Variant {
 template <int BM, int BN, int TM, int TN, int NT, int MINB> static void launch_v(const Prob &P)
 {
     dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN));
-    f32_igemm_kernel<BM, BN, TM, TN, NT, MINB><<<grid, NT>>>(P);
+    fdnn_f32fw::conv_fwd_f32_kernel<BM, BN, TM, TN, NT, MINB, true><<<grid, NT>>>(P);
 }
 static const Variant variants[] = {
     {"128x64 t8x4 n256", launch_v<128, 64, 8, 4, 256, 2>},

@@ -26,6 +26,23 @@ cudnnStatus_t fdnn_cuda_conv_direct_run(cudnnHandle_t h, const fdnn_conv_problem
 /* Tiled shared-memory implicit GEMM on CUDA cores, forward: FLOAT, DOUBLE, HALF/BFLOAT16 (float
  * accumulation), INT8 (int32 accumulation, INT8 or FLOAT output). */
 cudnnStatus_t fdnn_cuda_conv_fwd_simt_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* FLOAT implicit GEMM on CUDA cores, forward (conv_fwd_f32.cu): packed NHWC x/y, KRSC filter,
+ * groups 1, 2-D (or 3-D with D = T = 1), FLOAT without TENSOR_OP math, K % 4 == 0, K <= 128,
+ * R*S > 1 (applicable() checks all of it). Workspace only for C % 4 != 0 (x and w with C padded
+ * to a multiple of 4); run() hands tensors that are not 16-byte aligned to the SIMT kernel. */
+int fdnn_cuda_conv_fwd_f32_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+/* the rules both FLOAT implicit GEMMs share: FLOAT x/w/y without TENSOR_OP math, groups 1, 2-D
+ * (or D = T = 1), packed NHWC x and y, KRSC filter, K % 4 == 0, R*S > 1 */
+int fdnn_cuda_conv_f32_nhwc_ok(const fdnn_conv_problem *p, char *why, size_t why_n);
+size_t fdnn_cuda_conv_fwd_f32_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_fwd_f32_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
+/* FLOAT split-K implicit GEMM on CUDA cores, backward filter (conv_bwd_filter_f32.cu): packed
+ * NHWC x/dy, KRSC dw, groups 1, 2-D (or 3-D with D = T = 1), FLOAT without TENSOR_OP math,
+ * K % 4 == 0, R*S > 1, x/dy/dw below 2^30 elements. Workspace: the splits' float partial sums
+ * (a function of the problem alone). Tensors that are not 16-byte aligned go to the direct kernel. */
+int fdnn_cuda_conv_bwd_filter_f32_applicable(const fdnn_conv_problem *p, char *why, size_t why_n);
+size_t fdnn_cuda_conv_bwd_filter_f32_workspace(const fdnn_conv_problem *p);
+cudnnStatus_t fdnn_cuda_conv_bwd_filter_f32_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Tensor-core (WMMA) implicit GEMM, forward, float accumulation: HALF and BFLOAT16 (16x16x16),
  * FLOAT as TF32 (16x16x8). Needs compute capability 8.0+. */
 cudnnStatus_t fdnn_cuda_conv_fwd_tc_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);

@@ -15,6 +15,7 @@
 #include "conv_fwd_halo.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
+#include "conv_geom.cuh"
 #include "cuda_internal.h"
 
 namespace {
@@ -25,22 +26,7 @@ fdnn_mma::MmaConvParams make_params(const fdnn_conv_problem *p, const fdnn_conv_
     P.x = a->x;
     P.w = a->w;
     P.y = a->out;
-    P.n = p->n;
-    P.h = p->in[1];
-    P.w_ = p->in[2];
-    P.c = p->c;
-    P.k = p->k;
-    P.r = p->flt[1];
-    P.s = p->flt[2];
-    P.p = p->out[1];
-    P.q = p->out[2];
-    P.sh = p->stride[1];
-    P.sw = p->stride[2];
-    P.ph = p->pad[1];
-    P.pw = p->pad[2];
-    P.dh = p->dil[1];
-    P.dw = p->dil[2];
-    P.flip = !p->cross_correlation;
+    fdnn_conv_geom2d(P, p);
     P.alpha = (float)a->alpha;
     P.beta = (float)a->beta;
     P.m = (int)((long long)p->n * p->out[1] * p->out[2]);

@@ -514,6 +514,10 @@ fdnn_conv_problem fwd_view(const fdnn_conv_problem *p)
     return q;
 }
 
+/* the FLOAT implicit GEMM takes the forward view without a padding workspace (dy's K channels a
+ * multiple of 4) */
+bool f32_fits(const fdnn_conv_problem *q) { return q->c % 4 == 0 && fdnn_cuda_conv_fwd_f32_applicable(q, NULL, 0); }
+
 /* workspace of the bwd-data-as-forward entry: transformed filter at offset 0, then the forward
  * column buffer; the no-copy 1x1 form needs none */
 size_t fwdview_wt_bytes(const fdnn_conv_problem *p)
@@ -602,8 +606,11 @@ extern "C" size_t fdnn_cuda_conv_bwd_data_fwd_gemm_workspace(const fdnn_conv_pro
 {
     if (make_plan(p).one) return 0;
     const fdnn_conv_problem q = fwd_view(p);
-    /* the mma implicit GEMM needs no column buffer, only its split-K partial sums (if any) */
-    return fwdview_wt_bytes(p) + (fdnn_cuda_conv_fwd_mma_usable(&q) ? fdnn_cuda_conv_fwd_mma_split_workspace(&q) : make_plan(&q).total);
+    /* the mma implicit GEMM needs no column buffer, only its split-K partial sums (if any); the
+     * FLOAT one none */
+    if (fdnn_cuda_conv_fwd_mma_usable(&q)) return fwdview_wt_bytes(p) + fdnn_cuda_conv_fwd_mma_split_workspace(&q);
+    if (f32_fits(&q)) return fwdview_wt_bytes(p);
+    return fwdview_wt_bytes(p) + make_plan(&q).total;
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -637,5 +644,6 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, c
     f.workspace_size = a->workspace_size - woff;
     /* the tensor-core implicit GEMM when it takes the forward view (same test as workspace()) */
     if (fdnn_cuda_conv_fwd_mma_usable(&q)) return fdnn_cuda_conv_fwd_mma_run(h, &q, &f);
+    if (f32_fits(&q)) return fdnn_cuda_conv_fwd_f32_run(h, &q, &f);
     return run_fwd(G, &q, &f, Q, st, name);
 }

@@ -473,6 +473,70 @@ int main(void)
                "backward-filter %d, %d; backward-filter TF32 %d, %d; forward TF32 %d, %d\n", npc, fails[0], npc, fails[1], npc, fails[2], npc,
                fails[3], npc, fails[4]);
     }
+    /* FLOAT packed NHWC problems (KRSC filter, groups 1, FMA / DEFAULT math) with C % 16 == 0,
+     * K % 4 == 0, K <= 128 and R*S > 1: on the CUDA backend the forward runs on the FMA implicit
+     * GEMM (conv_fwd_f32.cu, 128x64 tiles), and the stride-1 backward data on it through its
+     * forward view (dy with K channels as x, C <= 128 outputs, so the rows with K % 16 == 0 and
+     * C % 4 == 0 reach it there). Single partial tile (M < 128), several tiles, a partial column
+     * tile (K = 68, 100, 124; backward C = 68), stride 2 / 3, dilation 2, 5x3 and 2x2 filters,
+     * padding, both modes, 3-D with D = T = 1, K = 4; beta 0 (NaN-filled output) and beta != 0. */
+    {
+        /*                       n    c   h   w    k  r  s str pad dil conv */
+        static const int FC[][11] = {{2, 16, 9, 7, 16, 3, 3, 1, 1, 1, 0},     {3, 32, 13, 11, 48, 3, 3, 1, 1, 1, 1},
+                                     {1, 48, 17, 19, 128, 5, 3, 1, 2, 2, 0},  {4, 64, 12, 12, 64, 3, 3, 1, 1, 1, 0},
+                                     {1, 128, 9, 9, 112, 2, 2, 1, 0, 1, 1},   {3, 32, 13, 11, 68, 3, 3, 2, 1, 1, 1},
+                                     {2, 16, 30, 30, 100, 3, 3, 3, 0, 1, 1},  {2, 32, 20, 20, 4, 3, 3, 2, 1, 1, 0},
+                                     {2, 12, 11, 10, 32, 3, 3, 1, 1, 1, 0},   {2, 68, 10, 9, 16, 3, 3, 1, 2, 2, 1},
+                                     {1, 112, 8, 9, 124, 3, 3, 1, 1, 1, 0},   {2, 64, 16, 16, 64, 3, 3, 1, 1, 1, 1}};
+        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
+        const int nfc = (int)(sizeof FC / sizeof FC[0]);
+        int fails[2] = {0, 0};
+        for (int i = 0; i < nfc; i++) {
+            for (int dir = 0; dir < 2; dir++) {
+                const int *b = FC[i];
+                tcase t;
+                tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
+                if (i == 3) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
+                pick_types(&t, CUDNN_DATA_FLOAT);
+                t.math = i % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+                force_scales = SC[(i + dir) % 6];
+                if (!run_case(h, dir, &t)) fails[dir]++;
+                force_scales = -1;
+            }
+        }
+        printf("channels-last FLOAT, C%%16 = 0 / K%%16 = 0: forward %d cases, %d with failures; backward-data %d, %d\n", nfc, fails[0], nfc,
+               fails[1]);
+    }
+    /* FLOAT packed NHWC backward filter (KRSC dw, groups 1, FMA / DEFAULT math) with K % 4 == 0 and
+     * R*S > 1: on the CUDA backend the split-K FMA implicit GEMM (conv_bwd_filter_f32.cu), its
+     * 64x128 tile with 16-byte x loads for C % 4 == 0 and the 64x64 scalar-load one otherwise
+     * (C = 3, 5, 7). Partial K tiles (K = 68, 4), partial R*S*C tiles (including R*S*C % 4 != 0,
+     * stored element by element), N*P*Q long enough for several splits (workspace partial sums
+     * and the ordered reduction) and short enough for one, stride 2 / 3, dilation 2, padding,
+     * both modes, 3-D with D = T = 1; beta 0 (NaN-filled dw) and beta != 0. */
+    {
+        /*                       n    c   h   w    k  r  s str pad dil conv */
+        static const int BC[][11] = {{2, 16, 9, 7, 16, 3, 3, 1, 1, 1, 0},   {3, 3, 20, 22, 64, 7, 7, 2, 3, 1, 1},
+                                     {4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 0}, {2, 12, 11, 10, 68, 3, 3, 2, 1, 1, 1},
+                                     {1, 5, 17, 19, 8, 5, 3, 1, 2, 2, 0},   {2, 64, 12, 12, 64, 3, 3, 1, 1, 1, 0},
+                                     {8, 7, 16, 16, 4, 3, 2, 3, 0, 1, 1},   {2, 128, 9, 9, 128, 2, 2, 1, 0, 1, 0},
+                                     {6, 32, 24, 24, 32, 3, 3, 1, 1, 1, 1}};
+        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
+        const int nbc = (int)(sizeof BC / sizeof BC[0]);
+        int fails = 0;
+        for (int i = 0; i < nbc; i++) {
+            const int *b = BC[i];
+            tcase t;
+            tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
+            if (i == 5) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
+            pick_types(&t, CUDNN_DATA_FLOAT);
+            t.math = i % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+            force_scales = SC[i % 6];
+            if (!run_case(h, 2, &t)) fails++;
+            force_scales = -1;
+        }
+        printf("channels-last FLOAT backward filter, K%%4 = 0, R*S > 1: %d cases, %d with failures\n", nbc, fails);
+    }
     /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
      * kernels (first in every list). Packed NHWC with an even C and m == 1 takes the two-channel
      * vector path, 3x3 and 5x5 the unrolled ones, other filters / layouts the generic ones; the
