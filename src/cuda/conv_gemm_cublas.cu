@@ -10,8 +10,11 @@
  *                takes that forward view, it runs it instead of im2col + cuBLAS;
  *   bwd data:    col[NPQ, TRSC] = dy[NPQ, K] * w[K, TRSC] (float), then a gathering col2im
  *                (each dx element sums its contributions in a fixed order: no atomics)
- *                (1x1/s1/p0: dx[NHW, C] = dy * w directly; 1x1/p0 with strides: strided-batched
- *                GEMMs write the rows of dx the outputs hit, a fill kernel the others, no workspace)
+ *                (1x1/s1/p0: dx[NHW, C] = dy * w directly; 1x1/p0 with strides: one GEMM
+ *                tmp[NPQ, C] = dy * w (float) into the workspace and a scatter kernel that writes
+ *                every row of dx (hit rows alpha * tmp + beta * dx, the others beta * dx); with
+ *                less workspace, or tmp above the column-buffer bound, strided-batched GEMMs
+ *                write the hit rows in place and a fill kernel the others)
  *   bwd filter:  dw[K, TRSC] = dy^T[K, NPQ] * col[NPQ, TRSC]     (1x1/s1/p0: col = x)
  * im2col is chunked over rows (forward, bwd filter) or images (bwd data) so that the column
  * buffer stays below a bound (256 MiB, or FREEDNN_CUDA_GEMM_WS_LIMIT bytes for tests); the
@@ -51,7 +54,7 @@ size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
 /* Sizes shared by workspace() and run(). */
 struct Plan {
     int one;              /* 1x1, stride 1, pad 0: no im2col */
-    int one_strided;      /* bwd data, 1x1, pad 0, some stride > 1: strided-batched GEMMs, no workspace */
+    int one_strided;      /* bwd data, 1x1, pad 0, some stride > 1: GEMM + scatter (total > 0) or strided-batched GEMMs */
     long long npq, rsc, pq;
     long long rows_chunk; /* forward / bwd filter: GEMM rows per chunk */
     long long imgs_chunk; /* bwd data: images per chunk */
@@ -74,7 +77,13 @@ Plan make_plan(const fdnn_conv_problem *p)
         P.one_strided = 1;
         for (int i = 0; i < 3; i++)
             if (p->flt[i] != 1 || p->pad[i] != 0) P.one_strided = 0;
-        if (P.one_strided) return P;
+        if (P.one_strided) {
+            /* the GEMM + scatter form: tmp of NPQ*C floats, dx rows indexed in 32 bits */
+            const size_t tmp = (size_t)P.npq * (size_t)p->c * sizeof(float);
+            const long long xrows = (long long)p->n * p->in[0] * p->in[1] * p->in[2];
+            if (tmp <= ws_limit() && xrows < (1LL << 31)) P.total = align256(tmp);
+            return P;
+        }
     }
     const size_t lim = ws_limit();
     if (p->dir == FDNN_CONV_BWD_DATA) {
@@ -227,6 +236,51 @@ __global__ void fill_unhit_kernel(U *dx, Geo g, long long rows, float beta)
         } else {
             T *t = (T *)(dx + e); /* beta != 0 launches with U == T */
             fromf(t, beta * tof(*t));
+        }
+    }
+}
+
+/* Strided 1x1 backward data, scatter: dx row `row` (pixel (n, i0, i1, i2)) = alpha * tmp[the
+ * output row that hits it] + beta * dx, or beta * dx when no output hits it (beta == 0: dx not
+ * read). One warp per row (grid-stride over rows by warps), its lanes along the channels, V
+ * channels per lane and step (V = 4 when C % 4 == 0 and dx is 16-byte aligned: float4 tmp reads,
+ * 4-element dx accesses; else 1), so a row is decoded once per warp with 32-bit divisions (rows
+ * below 2^31, make_plan) and the decode is spread over C / 32 elements per lane. */
+template <typename T, int V>
+__global__ void scatter_1x1_kernel(const float *__restrict__ tmp, T *dx, Geo g, int rows, int C, float alpha, float beta)
+{
+    const int lane = threadIdx.x & 31;
+    const int warps = (int)(gridDim.x * (blockDim.x >> 5));
+    for (int row = (int)(blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)); row < rows; row += warps) {
+        int r = row;
+        const int i2 = r % g.W;
+        r /= g.W;
+        const int i1 = r % g.H;
+        r /= g.H;
+        const int i0 = r % g.D;
+        const int n = r / g.D;
+        const bool hit = i0 % g.st0 == 0 && i0 / g.st0 < g.O0 && i1 % g.st1 == 0 && i1 / g.st1 < g.O1 && i2 % g.st2 == 0 &&
+                         i2 / g.st2 < g.O2;
+        const long long orow = hit ? ((long long)(n * g.O0 + i0 / g.st0) * g.O1 + i1 / g.st1) * g.O2 + i2 / g.st2 : 0;
+        const float *src = tmp + orow * C;
+        T *d = dx + (long long)row * C;
+        for (int c = lane * V; c < C; c += 32 * V) {
+            float v[V];
+            if constexpr (V == 4) {
+                const float4 q = hit ? *(const float4 *)(src + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+                v[0] = alpha * q.x;
+                v[1] = alpha * q.y;
+                v[2] = alpha * q.z;
+                v[3] = alpha * q.w;
+            } else {
+                v[0] = hit ? alpha * src[c] : 0.f;
+            }
+            if (beta != 0.f) {
+#pragma unroll
+                for (int u = 0; u < V; u++) v[u] += beta * tof(d[c + u]);
+            }
+#pragma unroll
+            for (int u = 0; u < V; u++) fromf(d + c + u, v[u]);
         }
     }
 }
@@ -389,15 +443,40 @@ cudnnStatus_t launch_fill_unhit(const fdnn_conv_problem *p, void *dx, float beta
     return fdnn_cuda_check(cudaGetLastError(), "conv_bwd_data__cublas_col2im (strided 1x1): fill kernel");
 }
 
+template <typename T>
+cudnnStatus_t launch_scatter_1x1(const fdnn_conv_problem *p, const float *tmp, void *dx, float alpha, float beta, cudaStream_t st)
+{
+    const long long rows = (long long)p->n * p->in[0] * p->in[1] * p->in[2]; /* < 2^31 (make_plan) */
+    long long blocks = (rows + 7) / 8;                                         /* 8 warps per block */
+    if (blocks > 132 * 64) blocks = 132 * 64;
+    if (blocks < 1) blocks = 1;
+    const Geo g = make_geo(p, p->c, 0);
+    if (p->c % 4 == 0 && ((uintptr_t)dx & 15) == 0)
+        scatter_1x1_kernel<T, 4><<<(unsigned)blocks, 256, 0, st>>>(tmp, (T *)dx, g, (int)rows, p->c, alpha, beta);
+    else
+        scatter_1x1_kernel<T, 1><<<(unsigned)blocks, 256, 0, st>>>(tmp, (T *)dx, g, (int)rows, p->c, alpha, beta);
+    return fdnn_cuda_check(cudaGetLastError(), "conv_bwd_data__cublas_col2im (strided 1x1): scatter kernel");
+}
+
 /* 1x1, pad 0, strides s: dx[n, o*s, c] = alpha * sum_k dy[n, o, k] w[k, c] + beta * dx, the
- * other rows beta * dx. For each (n, o0, o1) the O2 outputs of a line write dx rows s2*C apart,
- * one GEMM of a strided batch: column-major dx^T[C, O2] (ldc s2*C) = w^T[C, K] * dy^T[K, O2].
- * Consecutive lines are a uniform s1*W*C apart when H == s1*O1 and O0 == D (2-D problems, or a
- * depth stride of 1), so then one call covers everything; otherwise one call per (n, o0). */
-cudnnStatus_t run_bwd_data_1x1_strided(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, cudaStream_t st)
+ * other rows beta * dx. With the plan's workspace (P.total, 16-byte aligned): one GEMM
+ * tmp^T[C, NPQ] = w^T[C, K] * dy^T[K, NPQ] in float, then scatter_1x1_kernel over every row of
+ * dx (one rounding). Otherwise, in place: for each (n, o0, o1) the O2 outputs of a line write dx
+ * rows s2*C apart, one GEMM of a strided batch: column-major dx^T[C, O2] (ldc s2*C) = w^T[C, K] *
+ * dy^T[K, O2]. Consecutive lines are a uniform s1*W*C apart when H == s1*O1 and O0 == D (2-D
+ * problems, or a depth stride of 1), so then one call covers everything; otherwise one call per
+ * (n, o0); a fill kernel writes the other rows. */
+cudnnStatus_t run_bwd_data_1x1_strided(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
 {
     static const char what[] = "conv_bwd_data__cublas_col2im (strided 1x1)";
     const float alpha = (float)a->alpha, beta = (float)a->beta;
+    if (P.total && a->workspace && a->workspace_size >= P.total && ((uintptr_t)a->workspace & 15) == 0) {
+        FDNN_CHECK(G(CUBLAS_OP_N, CUBLAS_OP_N, p->c, P.npq, p->k, 1.0f, a->w, p->c, a->y, p->k, 0.0f, a->workspace, CUDA_R_32F, p->c, what));
+        const float *tmp = (const float *)a->workspace;
+        if (p->xtype == CUDNN_DATA_HALF) return launch_scatter_1x1<__half>(p, tmp, a->out, alpha, beta, st);
+        if (p->xtype == CUDNN_DATA_BFLOAT16) return launch_scatter_1x1<__nv_bfloat16>(p, tmp, a->out, alpha, beta, st);
+        return launch_scatter_1x1<float>(p, tmp, a->out, alpha, beta, st);
+    }
     cudnnStatus_t s;
     if (p->xtype == CUDNN_DATA_HALF) s = launch_fill_unhit<__half>(p, a->out, beta, st);
     else if (p->xtype == CUDNN_DATA_BFLOAT16) s = launch_fill_unhit<__nv_bfloat16>(p, a->out, beta, st);
@@ -428,7 +507,7 @@ cudnnStatus_t run_bwd_data(const Gemm &G, const fdnn_conv_problem *p, const fdnn
     const float alpha = (float)a->alpha, beta = (float)a->beta;
     const long long K = p->k;
     if (P.one) return run_bwd_data_1x1(G, p, a, P, "conv_bwd_data__cublas_col2im (1x1)");
-    if (P.one_strided) return run_bwd_data_1x1_strided(G, p, a, st);
+    if (P.one_strided) return run_bwd_data_1x1_strided(G, p, a, P, st);
     const size_t es = esize(p->ytype);
     for (long long n0 = 0; n0 < p->n; n0 += P.imgs_chunk) {
         const long long nimg = p->n - n0 < P.imgs_chunk ? p->n - n0 : P.imgs_chunk;
@@ -569,7 +648,8 @@ extern "C" size_t fdnn_cuda_conv_gemm_workspace(const fdnn_conv_problem *p)
 extern "C" cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     const Plan P = make_plan(p);
-    if (P.total && (!a->workspace || a->workspace_size < P.total))
+    /* the strided 1x1 backward data runs in place (strided-batched GEMMs) with less workspace */
+    if (P.total && !P.one_strided && (!a->workspace || a->workspace_size < P.total))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "the cuBLAS GEMM convolution needs %zu bytes of workspace (got %zu)", P.total,
                          a->workspace_size);
     Gemm G;
