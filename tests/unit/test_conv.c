@@ -479,7 +479,9 @@ int main(void)
      * forward view (dy with K channels as x, C <= 128 outputs, so the rows with K % 16 == 0 and
      * C % 4 == 0 reach it there). Single partial tile (M < 128), several tiles, a partial column
      * tile (K = 68, 100, 124; backward C = 68), stride 2 / 3, dilation 2, 5x3 and 2x2 filters,
-     * padding, both modes, 3-D with D = T = 1, K = 4; beta 0 (NaN-filled output) and beta != 0. */
+     * padding, both modes, 3-D with D = T = 1, K = 4; C = 3, 5, 7 (the forward pads C to 4 in the
+     * workspace, then reduces over 16-wide (tap, channel) slices, the last one partly zero);
+     * beta 0 (NaN-filled output) and beta != 0. */
     {
         /*                       n    c   h   w    k  r  s str pad dil conv */
         static const int FC[][11] = {{2, 16, 9, 7, 16, 3, 3, 1, 1, 1, 0},     {3, 32, 13, 11, 48, 3, 3, 1, 1, 1, 1},
@@ -487,7 +489,9 @@ int main(void)
                                      {1, 128, 9, 9, 112, 2, 2, 1, 0, 1, 1},   {3, 32, 13, 11, 68, 3, 3, 2, 1, 1, 1},
                                      {2, 16, 30, 30, 100, 3, 3, 3, 0, 1, 1},  {2, 32, 20, 20, 4, 3, 3, 2, 1, 1, 0},
                                      {2, 12, 11, 10, 32, 3, 3, 1, 1, 1, 0},   {2, 68, 10, 9, 16, 3, 3, 1, 2, 2, 1},
-                                     {1, 112, 8, 9, 124, 3, 3, 1, 1, 1, 0},   {2, 64, 16, 16, 64, 3, 3, 1, 1, 1, 1}};
+                                     {1, 112, 8, 9, 124, 3, 3, 1, 1, 1, 0},   {2, 64, 16, 16, 64, 3, 3, 1, 1, 1, 1},
+                                     {2, 3, 20, 22, 64, 7, 7, 2, 3, 1, 0},    {1, 5, 12, 13, 24, 3, 3, 1, 1, 2, 1},
+                                     {2, 7, 9, 11, 8, 3, 2, 2, 1, 1, 1}};
         static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         const int nfc = (int)(sizeof FC / sizeof FC[0]);
         int fails[2] = {0, 0};
@@ -504,7 +508,7 @@ int main(void)
                 force_scales = -1;
             }
         }
-        printf("channels-last FLOAT, C%%16 = 0 / K%%16 = 0: forward %d cases, %d with failures; backward-data %d, %d\n", nfc, fails[0], nfc,
+        printf("channels-last FLOAT, K <= 128, R*S > 1: forward %d cases, %d with failures; backward-data %d, %d\n", nfc, fails[0], nfc,
                fails[1]);
     }
     /* FLOAT packed NHWC backward filter (KRSC dw, groups 1, FMA / DEFAULT math) with K % 4 == 0 and
