@@ -2,6 +2,9 @@
 # Build FreeDNN with the CUDA backend and run the GPU test label, compute-sanitizer and the
 # comparison with NVIDIA's cuDNN, on a machine with an NVIDIA GPU. Logs go to $OUT (or ./gpu-logs).
 #   tools/gpu_check.sh [tests|counts|sanitize|compat|adv|ops|labs|bench|perf]...   (default: tests sanitize compat bench)
+# The device tool keeps ignored build outputs (build-gpu) between calls of one warm machine and
+# make rebuilds by modification time: never patch sources on the device, since the next call's
+# copy of the tree can be older than objects built from the patched file (a stale binary).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-logs}
