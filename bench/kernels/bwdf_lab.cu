@@ -83,7 +83,7 @@ __global__ void ref_kernel(const T *x, const T *dy, float *acc, BwdfParams P)
     float sum = 0.f;
     for (int m = b; m < end; m++) {
         const int q = m % P.q, p = (m / P.q) % P.p, n = m / (P.q * P.p);
-        const int hh = p * P.sh - P.ph + r * P.dh, ww = q * P.sw - P.pw + s * P.dw_;
+        const int hh = p * P.sh - P.ph + r * P.dh, ww = q * P.sw - P.pw + s * P.dw;
         if (hh < 0 || hh >= P.h || ww < 0 || ww >= P.w_) continue;
         sum += tf(dy[(long long)m * P.k + k]) * tf(x[(((long long)n * P.h + hh) * P.w_ + ww) * P.c + c]);
     }
@@ -152,7 +152,7 @@ static int run_layer(const Layer &L, int timed)
 {
     BwdfParams P = {};
     P.n = L.n; P.h = L.h; P.w_ = L.w; P.c = L.c; P.k = L.k; P.r = L.r; P.s = L.s;
-    P.sh = P.sw = L.str; P.ph = P.pw = L.pad; P.dh = P.dw_ = L.dil; P.flip = L.flip;
+    P.sh = P.sw = L.str; P.ph = P.pw = L.pad; P.dh = P.dw = L.dil; P.flip = L.flip;
     P.p = (L.h + 2 * L.pad - L.dil * (L.r - 1) - 1) / L.str + 1;
     P.q = (L.w + 2 * L.pad - L.dil * (L.s - 1) - 1) / L.str + 1;
     if (P.p < 1 || P.q < 1) { printf("bad case (empty output)\n"); return 0; }
@@ -179,7 +179,7 @@ static int run_layer(const Layer &L, int timed)
     fill_kernel<T><<<1024, 256>>>(dy, ndy, 2u);
     fill_kernel<T><<<1024, 256>>>(dw0, nw, 3u);
     CK(cudaGetLastError());
-    P.x = x; P.dy = dy; P.dw = dw; P.ws = ws;
+    P.x = x; P.dy = dy; P.out = dw; P.ws = ws;
     if (L.beta != 0.f) CK(cudaMemcpy(dw, dw0, nw * sizeof(T), cudaMemcpyDeviceToDevice));
     else CK(cudaMemset(dw, 0xff, nw * sizeof(T))); /* NaN: beta == 0 must not read dw */
     CK(cudaMemset(ref, 0, nw * sizeof(float)));

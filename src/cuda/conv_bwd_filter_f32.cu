@@ -17,6 +17,7 @@
  * read). 32-bit indexing: x and dy below 2^30 elements (applicable()). */
 #include "conv_bwd_filter_f32.cuh"
 #include "conv_cuda.h"
+#include "conv_mma_ptx.cuh"
 #include "conv_geom.cuh"
 #include "cuda_internal.h"
 
@@ -40,7 +41,13 @@ void plan_of(const fdnn_conv_problem *p, int *splits, int *chunk)
     split_plan(V.bm, V.bn, V.occ, NOMINAL_SMS, npq, p->k, (long long)p->flt[1] * p->flt[2] * p->c, 0, splits, chunk);
 }
 
-inline bool aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
+/* bytes of the float partial sums of `splits` splits (none with one) */
+size_t split_bytes(const fdnn_conv_problem *p, int splits)
+{
+    return splits > 1 ? (size_t)splits * p->k * p->flt[1] * p->flt[2] * p->c * sizeof(float) : 0;
+}
+
+using fdnn_ptx::aligned16;
 
 } // namespace
 
@@ -60,12 +67,14 @@ extern "C" size_t fdnn_cuda_conv_bwd_filter_f32_workspace(const fdnn_conv_proble
     if (!fdnn_cuda_conv_bwd_filter_f32_applicable(p, NULL, 0)) return 0;
     int splits, chunk;
     plan_of(p, &splits, &chunk);
-    return splits > 1 ? (size_t)splits * p->k * p->flt[1] * p->flt[2] * p->c * sizeof(float) : 0;
+    return split_bytes(p, splits);
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_f32_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
-    const size_t need = fdnn_cuda_conv_bwd_filter_f32_workspace(p);
+    int splits, chunk;
+    plan_of(p, &splits, &chunk);
+    const size_t need = split_bytes(p, splits);
     if (need && (!a->workspace || a->workspace_size < need))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_bwd_filter__implicit_gemm_f32 needs %zu bytes of workspace (split-K partial sums) (got %zu)",
                          need, a->workspace_size);
@@ -84,7 +93,8 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_f32_run(cudnnHandle_t h, cons
     P.beta = (float)a->beta;
     P.npq = p->n * p->out[1] * p->out[2];
     P.rsc = p->flt[1] * p->flt[2] * p->c;
-    plan_of(p, &P.splits, &P.chunk);
+    P.splits = splits;
+    P.chunk = chunk;
     const Cfg V = cfg_of(p);
     cudaStream_t st = fdnn_cuda_stream(h);
     const dim3 grid((unsigned)((P.rsc + V.bn - 1) / V.bn), (unsigned)((P.k + V.bm - 1) / V.bm), (unsigned)P.splits);

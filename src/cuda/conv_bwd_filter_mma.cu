@@ -22,6 +22,7 @@
 #include "conv_bwd_filter_wgmma_tf32.cuh"
 #include "conv_chpad.cuh"
 #include "conv_cuda.h"
+#include "conv_geom.cuh"
 #include "cuda_internal.h"
 
 namespace {
@@ -141,24 +142,9 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_filter_mma_run(cudnnHandle_t h, cons
     fdnn_bwdf::BwdfParams P;
     P.x = a->x;
     P.dy = a->y;
-    P.dw = a->out;
+    P.out = a->out;
     P.ws = need ? (float *)a->workspace : NULL;
-    P.n = p->n;
-    P.h = p->in[1];
-    P.w_ = p->in[2];
-    P.c = p->c;
-    P.k = p->k;
-    P.r = p->flt[1];
-    P.s = p->flt[2];
-    P.p = p->out[1];
-    P.q = p->out[2];
-    P.sh = p->stride[1];
-    P.sw = p->stride[2];
-    P.ph = p->pad[1];
-    P.pw = p->pad[2];
-    P.dh = p->dil[1];
-    P.dw_ = p->dil[2];
-    P.flip = !p->cross_correlation;
+    fdnn_conv_geom2d(P, p);
     P.alpha = (float)a->alpha;
     P.beta = (float)a->beta;
     P.npq = gemm_npq(p);

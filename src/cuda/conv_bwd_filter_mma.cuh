@@ -36,10 +36,10 @@ namespace fdnn_bwdf {
 /* Problem of the kernel; all tensors dense: x [N][H][W][C], dy [N][P][Q][K], dw [K][R][S][C]. */
 struct BwdfParams {
     const void *x, *dy;
-    void *dw;
+    void *out;          /* dw */
     float *ws;          /* [splits][K][RSC] float partial sums; unused with one split */
     int n, h, w_, c, k, r, s, p, q;
-    int sh, sw, ph, pw, dh, dw_;
+    int sh, sw, ph, pw, dh, dw; /* strides, padding, dilations */
     int flip;           /* 1: CUDNN_CONVOLUTION (filter tap (R-1-r, S-1-s)) */
     float alpha, beta;
     int npq;            /* N*P*Q, < 2^31 */
@@ -142,7 +142,7 @@ struct BwdfCopy {
             b_c = bn - tap * P.c;
             const int r = tap / P.s, s = tap - r * P.s;
             b_hoff = r * P.dh - P.ph;
-            b_woff = s * P.dw_ - P.pw;
+            b_woff = s * P.dw - P.pw;
         }
 #pragma unroll
         for (int i = 0; i < B_IT; i++) {
@@ -265,7 +265,7 @@ conv_bwd_filter_mma_kernel(const BwdfParams P)
     /* epilogue: acc[i][j] holds rows g, g+8 and columns 2*(lane%4), +1 of its 16x8 tile */
     const float alpha = P.alpha, beta = P.beta;
     const bool partial = P.splits > 1;
-    T *dw = (T *)P.dw;
+    T *dw = (T *)P.out;
 #pragma unroll
     for (int j = 0; j < NI; j++) {
         const int nn = n0 + wn * WN + j * 8 + (lane & 3) * 2;
@@ -312,7 +312,7 @@ __device__ __forceinline__ void bwdf_store_pair(const BwdfParams &P, int m, int 
         const int r = tap / P.s, s = tap - r * P.s;
         dcol = ((long long)(P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cc;
     }
-    T *dst = (T *)P.dw + (long long)m * P.rsc + dcol;
+    T *dst = (T *)P.out + (long long)m * P.rsc + dcol;
     float o0 = P.alpha * s0, o1 = P.alpha * s1;
     if (P.beta != 0.f) {
         const float2 old = BwdfType<T>::load2(dst);

@@ -158,7 +158,7 @@ conv_bwd_filter_tf32_kernel(const BwdfParams P)
                     const int r = tap / P.s, s = tap - r * P.s;
                     dcol = ((long long)(P.r - 1 - r) * P.s + (P.s - 1 - s)) * P.c + cc;
                 }
-                float4 *dst = (float4 *)((float *)P.dw + (long long)m * P.rsc + dcol);
+                float4 *dst = (float4 *)((float *)P.out + (long long)m * P.rsc + dcol);
                 float4 out = make_float4(P.alpha * o[0], P.alpha * o[1], P.alpha * o[2], P.alpha * o[3]);
                 if (P.beta != 0.f) {
                     const float4 old = *dst;

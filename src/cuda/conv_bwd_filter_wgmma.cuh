@@ -96,7 +96,7 @@ struct WgbCopy {
                 const int tap = nn / P.c, cc = nn - tap * P.c;
                 const int r = tap / P.s, s = tap - r * P.s;
                 b_hoff[j] = r * P.dh;
-                b_woff[j] = s * P.dw_;
+                b_woff[j] = s * P.dw;
                 b_off[j] = ((long long)b_hoff[j] * P.w_ + b_woff[j]) * P.c + cc;
             } else {
                 b_hoff[j] = FAR;

@@ -116,6 +116,34 @@ static inline cudaError_t unpad_channels(const void *src, void *dst, long long r
     return cudaGetLastError();
 }
 
+/* The forward entries' padding: workspace bytes for x and w with C padded to cp (x first, then w) */
+static inline size_t fwd_pad_bytes(const fdnn_conv_problem *p, int cp)
+{
+    const int es = esize(p);
+    return padded_bytes(x_rows(p), cp, es) + padded_bytes(w_rows(p), cp, es);
+}
+
+/* ... and the copies: x and w into a->workspace (16-byte aligned, at least fwd_pad_bytes(p, cp)),
+ * *q = the padded problem, *b = a with x and w replaced and the workspace past the copies */
+static inline cudaError_t pad_fwd_operands(const fdnn_conv_problem *p, const fdnn_conv_args *a, int cp, cudaStream_t st,
+                                           fdnn_conv_problem *q, fdnn_conv_args *b)
+{
+    const int es = esize(p);
+    const long long xr = x_rows(p), wr = w_rows(p);
+    void *xp = a->workspace;
+    void *wp = (char *)a->workspace + padded_bytes(xr, cp, es);
+    cudaError_t e = pad_channels(a->x, xp, xr, p->c, cp, st, es);
+    if (e == cudaSuccess) e = pad_channels(a->w, wp, wr, p->c, cp, st, es);
+    const size_t used = fwd_pad_bytes(p, cp);
+    *q = padded_problem(p, cp);
+    *b = *a;
+    b->x = xp;
+    b->w = wp;
+    b->workspace = (char *)a->workspace + used;
+    b->workspace_size = a->workspace_size - used;
+    return e;
+}
+
 } /* anonymous namespace */
 } /* namespace fdnn_chpad */
 #endif

@@ -23,6 +23,7 @@
 #include "conv_chpad.cuh"
 #include "conv_fwd_f32.cuh"
 #include "conv_cuda.h"
+#include "conv_mma_ptx.cuh"
 #include "conv_geom.cuh"
 #include "cuda_internal.h"
 
@@ -30,7 +31,7 @@ namespace {
 
 using namespace fdnn_f32fw;
 
-inline bool aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
+using fdnn_ptx::aligned16;
 
 } // namespace
 
@@ -74,7 +75,7 @@ extern "C" size_t fdnn_cuda_conv_fwd_f32_workspace(const fdnn_conv_problem *p)
 {
     const int cp = fdnn_chpad::padded_c(p);
     if (cp == p->c || !fdnn_cuda_conv_fwd_f32_applicable(p, NULL, 0)) return 0;
-    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp, 4) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp, 4);
+    return fdnn_chpad::fwd_pad_bytes(p, cp);
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_f32_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -83,24 +84,16 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_f32_run(cudnnHandle_t h, const fdnn_
     if (cp != p->c) {
         /* C % 4 != 0: x and w copied to the workspace with C padded by zero channels to Cp (a
          * multiple of 4), then the kernel on that problem */
-        const size_t need = fdnn_cuda_conv_fwd_f32_workspace(p);
+        const size_t need = fdnn_chpad::fwd_pad_bytes(p, cp);
         if (!a->workspace || a->workspace_size < need)
             return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_fwd__implicit_gemm_f32 needs %zu bytes of workspace (C=%d padded to %d channels) (got %zu)",
                              need, p->c, cp, a->workspace_size);
         if (!aligned16(a->workspace) || !aligned16(a->out)) return fdnn_cuda_conv_fwd_simt_run(h, p, a);
-        const long long xr = fdnn_chpad::x_rows(p), wr = fdnn_chpad::w_rows(p);
-        void *xp = a->workspace;
-        void *wp = (char *)a->workspace + fdnn_chpad::padded_bytes(xr, cp, 4);
-        cudaStream_t st = fdnn_cuda_stream(h);
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st, 4), "conv_fwd__implicit_gemm_f32: padding x"));
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->w, wp, wr, p->c, cp, st, 4), "conv_fwd__implicit_gemm_f32: padding w"));
-        const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
-        fdnn_conv_args b = *a;
-        b.x = xp;
-        b.w = wp;
-        b.workspace = NULL;
-        b.workspace_size = 0;
-        return fdnn_cuda_conv_fwd_f32_run(h, &q, &b);
+        fdnn_conv_problem q;
+        fdnn_conv_args b;
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_fwd_operands(p, a, cp, fdnn_cuda_stream(h), &q, &b),
+                                   "conv_fwd__implicit_gemm_f32: padding x and w"));
+        return fdnn_cuda_conv_fwd_f32_run(h, &q, &b); /* whole quads now: the plain path */
     }
     /* 16-byte loads and stores: a tensor that is not 16-byte aligned goes to the SIMT kernel,
      * which gathers element by element and takes every problem this entry takes */

@@ -126,10 +126,10 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
-    const int cp = fdnn_chpad::padded_c(p), es = esize(p);
+    const int cp = fdnn_chpad::padded_c(p);
     if (cp == p->c) return split_bytes(p);
     const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
-    return fdnn_chpad::padded_bytes(fdnn_chpad::x_rows(p), cp, es) + fdnn_chpad::padded_bytes(fdnn_chpad::w_rows(p), cp, es) + split_bytes(&q);
+    return fdnn_chpad::fwd_pad_bytes(p, cp) + split_bytes(&q);
 }
 
 extern "C" size_t fdnn_cuda_conv_fwd_mma_split_workspace(const fdnn_conv_problem *p)
@@ -159,7 +159,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         return FDNN_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "conv_fwd__implicit_gemm_mma needs compute capability 8.0 or newer (device has %d.%d)",
                          cs->cc / 10, cs->cc % 10);
     const size_t need = fdnn_cuda_conv_fwd_mma_workspace(p);
-    const int cp = fdnn_chpad::padded_c(p), es = esize(p);
+    const int cp = fdnn_chpad::padded_c(p);
     const int padded = cp != p->c;
     if (need && (!a->workspace || a->workspace_size < need))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM,
@@ -170,19 +170,10 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
          * only y and the workspace must be 16-byte aligned (else the WMMA kernel on the original
          * problem) */
         if (!aligned16(a->out) || !aligned16(a->workspace)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
-        const long long xr = fdnn_chpad::x_rows(p), wr = fdnn_chpad::w_rows(p);
-        void *xp = a->workspace;
-        void *wp = (char *)a->workspace + fdnn_chpad::padded_bytes(xr, cp, es);
-        cudaStream_t st = fdnn_cuda_stream(h);
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->x, xp, xr, p->c, cp, st, es), "conv_fwd__implicit_gemm_mma: padding x"));
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_channels(a->w, wp, wr, p->c, cp, st, es), "conv_fwd__implicit_gemm_mma: padding w"));
-        const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
-        const size_t used = fdnn_chpad::padded_bytes(xr, cp, es) + fdnn_chpad::padded_bytes(wr, cp, es);
-        fdnn_conv_args b = *a;
-        b.x = xp;
-        b.w = wp;
-        b.workspace = (char *)a->workspace + used; /* the split partials of the padded problem, if any */
-        b.workspace_size = a->workspace_size - used;
+        fdnn_conv_problem q;
+        fdnn_conv_args b; /* its workspace: the split partials of the padded problem, if any */
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_fwd_operands(p, a, cp, fdnn_cuda_stream(h), &q, &b),
+                                   "conv_fwd__implicit_gemm_mma: padding x and w"));
         return fdnn_cuda_conv_fwd_mma_run(h, &q, &b); /* whole copy units now: the plain path */
     }
     /* 16-byte copies need 16-byte aligned tensors; the WMMA kernel gathers element by element

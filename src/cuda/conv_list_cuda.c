@@ -311,26 +311,13 @@ static const fdnn_conv_impl fwd_tf32 = {"conv_fwd__implicit_gemm_tf32", CUDNN_CO
                                         CUDNN_TENSOR_OP_MATH, tf32_ok, no_workspace, run_tc};
 /* FLOAT FMA implicit GEMM (conv_fwd_f32.cu): ahead of im2col + cuBLAS on the 3x3-type problems
  * with at most 128 output channels, where it is about twice as fast on the H200 */
-static int f32_ok(const fdnn_conv_problem *p, char *why, size_t why_n) { return fdnn_cuda_conv_fwd_f32_applicable(p, why, why_n); }
-static cudnnStatus_t run_f32(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
-{
-    return fdnn_cuda_conv_fwd_f32_run(h, p, a);
-}
 static const fdnn_conv_impl fwd_f32 = {"conv_fwd__implicit_gemm_f32", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1, CUDNN_FMA_MATH,
-                                       f32_ok, fdnn_cuda_conv_fwd_f32_workspace, run_f32};
+                                       fdnn_cuda_conv_fwd_f32_applicable, fdnn_cuda_conv_fwd_f32_workspace, fdnn_cuda_conv_fwd_f32_run};
 /* FLOAT FMA split-K implicit GEMM backward filter (conv_bwd_filter_f32.cu): ahead of im2col +
  * cuBLAS for every filter larger than 1x1 */
-static int bwd_filter_f32_ok(const fdnn_conv_problem *p, char *why, size_t why_n)
-{
-    return fdnn_cuda_conv_bwd_filter_f32_applicable(p, why, why_n);
-}
-static cudnnStatus_t run_bwd_filter_f32(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
-{
-    return fdnn_cuda_conv_bwd_filter_f32_run(h, p, a);
-}
 static const fdnn_conv_impl bwd_filter_f32 = {"conv_bwd_filter__implicit_gemm_f32", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, 1,
-                                              CUDNN_FMA_MATH, bwd_filter_f32_ok, fdnn_cuda_conv_bwd_filter_f32_workspace,
-                                              run_bwd_filter_f32};
+                                              CUDNN_FMA_MATH, fdnn_cuda_conv_bwd_filter_f32_applicable,
+                                              fdnn_cuda_conv_bwd_filter_f32_workspace, fdnn_cuda_conv_bwd_filter_f32_run};
 static const fdnn_conv_impl fwd_simt = {"conv_fwd__implicit_gemm_simt", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1,
                                         CUDNN_FMA_MATH, simt_ok, no_workspace, run_simt};
 static const fdnn_conv_impl fwd_simt_lowp = {"conv_fwd__implicit_gemm_simt_lowp", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
