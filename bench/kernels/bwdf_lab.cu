@@ -24,17 +24,9 @@
 #define FDNN_BWDF_WG_LAB 1 /* every wgmma tile configuration */
 #include "../../src/cuda/conv_bwd_filter_wgmma.cuh"
 #include "../../src/cuda/conv_bwd_filter_wgmma_tf32.cuh"
+#include "lab_util.cuh"
 
 using namespace fdnn_bwdf;
-
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #x);   \
-            exit(2);                                                                                            \
-        }                                                                                                       \
-    } while (0)
 
 struct Layer {
     int n, c, h, w, k, r, s, str, pad, dil, flip;

@@ -1,6 +1,6 @@
-/* f32_bwdf_lab: a FLOAT (fp32, plain FMA, no tensor cores) backward-filter convolution for
- * packed NHWC x [N,H,W,C] / dy [N,P,Q,K] and a KRSC dw, on its own, outside the library: the
- * split-K implicit-GEMM candidate for the fp32 backward-filter entries of issue #7.
+/* f32_bwdf_lab: the FLOAT (fp32, plain FMA, no tensor cores) split-K backward-filter kernel of
+ * src/cuda/conv_bwd_filter_f32.cuh on its own, for packed NHWC x [N,H,W,C] / dy [N,P,Q,K] and a
+ * KRSC dw, in six variants (table `variants`).
  *
  * src/cuda/conv_bwd_filter_f32.cu is its library form (the v 64x128 t8x8 variant for C % 4 == 0,
  * g 64x64 t8x4 otherwise). Run on one H200 (132 SMs, CUDA 13.0, nvcc -arch=sm_90a -O3): 118 of 118
@@ -47,7 +47,7 @@
  *   - Split-K: gridDim.z = splits; block z reduces npq rows [z*chunk, min((z+1)*chunk, NPQ)),
  *     chunk a multiple of BK (after rounding, splits = ceil(NPQ / chunk), so no split is empty).
  *     splits > 1: partial sums (no alpha) go to a float workspace [splits][K][RSC] and
- *     reduce_kernel sums the splits in a fixed order (4 interleaved accumulators, combined as
+ *     bwdf_f32_reduce_kernel sums the splits in a fixed order (4 interleaved accumulators, combined as
  *     (a0+a1)+(a2+a3): deterministic) and applies alpha / beta. splits == 1: the kernel applies
  *     alpha / beta itself. Stores are float4 when RSC % 4 == 0, scalar otherwise.
  *   - splits: blocks per SM from cudaOccupancyMaxActiveBlocksPerMultiprocessor, wave = that x
@@ -74,15 +74,7 @@
 #include <cmath>
 #include <cuda_runtime.h>
 #include "../../src/cuda/conv_bwd_filter_f32.cuh"
-
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #x);   \
-            exit(2);                                                                                            \
-        }                                                                                                       \
-    } while (0)
+#include "lab_util.cuh"
 
 using fdnn_f32bw::BK;
 using Prob = fdnn_f32bw::BwdfF32;
@@ -162,15 +154,6 @@ __global__ void ref_kernel(const Prob P, const int *idx, double *ref, double *re
     }
 }
 
-__global__ void fill_kernel(float *p, long long n, unsigned seed)
-{
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        unsigned v = (unsigned)(i * 2654435761u) ^ seed;
-        v ^= v >> 13; v *= 0x5bd1e995u; v ^= v >> 15;
-        p[i] = (int)(v % 2001) / 1000.0f - 1.0f;
-    }
-}
-
 struct Layer {
     const char *name;
     int n, c, h, w, k, r, s, sh, sw, ph, pw, dh, dw;
@@ -221,12 +204,12 @@ static int run_case(const Layer &L, int timed, int force_splits, int *total)
     CK(cudaMalloc(&dw, ndw * 4));
     CK(cudaMalloc(&dw0, ndw * 4));
     if (wsmax > 0) CK(cudaMalloc(&ws, wsmax * 4));
-    fill_kernel<<<1024, 256>>>(x, nx, 1u);
-    fill_kernel<<<1024, 256>>>(dy, ndy, 2u);
+    fill_float_kernel<<<1024, 256>>>(x, nx, 1u);
+    fill_float_kernel<<<1024, 256>>>(dy, ndy, 2u);
     if (L.nanfill)
         CK(cudaMemset(dw0, 0xff, ndw * 4)); /* 0xffffffff: a NaN */
     else
-        fill_kernel<<<1024, 256>>>(dw0, ndw, 3u);
+        fill_float_kernel<<<1024, 256>>>(dw0, ndw, 3u);
     CK(cudaGetLastError());
     P.x = x; P.dy = dy;
 

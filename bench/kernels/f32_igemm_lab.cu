@@ -1,41 +1,21 @@
-/* f32_igemm_lab: a FLOAT (FMA math, no tensor cores) forward implicit-GEMM convolution for
- * packed NHWC x / y and a KRSC filter with C % 16 == 0 and K % 4 == 0, on its own, outside the
- * library: the candidate for issue #7's fp32 entries, where the library runs im2col + cuBLAS
- * SGEMM at 19-20 TFLOP/s on the 64-channel 3x3 layers (NVIDIA: 36).
- *
- * GEMM view: y[M = N*P*Q, K] = Xcol[M, R*S*C] * W[K, R*S*C]^T. Block tile 128 (M) x 64 (K),
- * 256 threads, each an 8 x 4 register block (rows ty*8 .. ty*8+7, columns tx*4 .. tx*4+3; tx =
- * tid % 16, ty = tid / 16). The reduction goes in slices of 16 channels of one filter tap (C % 16
- * == 0: the tap and channel offset of a slice are the same for the whole block), staged
- * transposed in shared memory (As[k][m], Bs[k][n], rows padded to avoid most bank conflicts) so
- * that a thread reads its 8 A values and 4 B values of a k step with three 16-byte loads for 32
- * FMAs. Global loads are 16-byte vectors (x: 4 channels of one pixel; w: 4 reduction elements of
- * one filter) into registers one slice ahead, stored to the other of two shared buffers after the
- * current slice's FMAs: one barrier per slice. Thread tid loads A rows tid/4 and tid/4 + 64,
- * channel quad tid % 4, B row tid / 4, quad tid % 4; the pixel of each of its A rows is decoded
- * once per block. Epilogue: alpha / beta in float, 16-byte stores.
+/* f32_igemm_lab: the FLOAT (FMA math, no tensor cores) forward implicit-GEMM kernel of
+ * src/cuda/conv_fwd_f32.cuh (design described there and in conv_fwd_f32.cu) on its own, for
+ * packed NHWC x / y and a KRSC filter with C % 16 == 0 and K % 4 == 0, in several tile shapes
+ * (table `variants`: BM x BN tile, TM x TN per thread, NT threads).
  *
  * Checked against a naive GPU kernel (double accumulation) on the first 2^20 outputs (all of the
- * small cases): PASS when max|y - ref| / max|ref| < 1e-5. Timed: 20 launches after 3 warm-ups (cudaEvents).  Usage: f32_igemm_lab [--quick]
- * Variants: several tile shapes of the same kernel (table `variants`). On the H200 the 128x64 tile
- * with 8x8 per thread and 128 threads is the fastest on the 64- and 128-channel 3x3 layers (35-36
- * TFLOP/s; NVIDIA cuDNN 36); with 256 channels on 14x14 the grid is too small for it (24 TFLOP/s, under
- * the library's im2col + cuBLAS). src/cuda/conv_fwd_f32.cu is its library form. */
+ * small cases): PASS when max|y - ref| / max|ref| < 1e-5. Timed: 20 launches after 3 warm-ups
+ * (cudaEvents). Usage: f32_igemm_lab [--quick] (--quick: no timing; the GPU test).
+ * On the H200 the 128x64 tile with 8x8 per thread and 128 threads is the fastest on the 64- and
+ * 128-channel 3x3 layers (35-36 TFLOP/s; NVIDIA cuDNN 36); with 256 channels on 14x14 the grid is
+ * too small for it (24 TFLOP/s, under the library's im2col + cuBLAS). The library runs that tile. */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <cuda_runtime.h>
 #include "../../src/cuda/conv_fwd_f32.cuh"
-
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #x);   \
-            exit(2);                                                                                            \
-        }                                                                                                       \
-    } while (0)
+#include "lab_util.cuh"
 
 using Prob = fdnn_f32fw::F32Conv;
 
@@ -79,15 +59,6 @@ __global__ void ref_kernel(const Prob P, const float *y0, double *ref, long long
     ref[e] = P.alpha * s + (P.beta != 0.f ? (double)P.beta * y0[e] : 0.0);
 }
 
-__global__ void fill_kernel(float *p, long long n, unsigned seed)
-{
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        unsigned v = (unsigned)(i * 2654435761u) ^ seed;
-        v ^= v >> 13; v *= 0x5bd1e995u; v ^= v >> 15;
-        p[i] = (int)(v % 2001) / 1000.0f - 1.0f;
-    }
-}
-
 struct Layer {
     int n, c, h, w, k, r, s, str, pad, dil;
     float alpha, beta;
@@ -113,9 +84,9 @@ static int run_layer(const Layer &L, int timed)
     CK(cudaMalloc(&y0, ny * 4));
     const long long nchk = ny < (1LL << 20) ? ny : (1LL << 20); /* outputs checked */
     CK(cudaMalloc(&ref, nchk * 8));
-    fill_kernel<<<1024, 256>>>(x, nx, 1u);
-    fill_kernel<<<1024, 256>>>(w, nw, 2u);
-    fill_kernel<<<1024, 256>>>(y0, ny, 3u);
+    fill_float_kernel<<<1024, 256>>>(x, nx, 1u);
+    fill_float_kernel<<<1024, 256>>>(w, nw, 2u);
+    fill_float_kernel<<<1024, 256>>>(y0, ny, 3u);
     P.x = x; P.w = w; P.y = y;
     ref_kernel<<<(unsigned)((nchk + 255) / 256), 256>>>(P, y0, ref, nchk);
     double *hr = (double *)malloc(nchk * 8);

@@ -22,17 +22,9 @@
 #include <type_traits>
 #include <cublas_v2.h>
 #include "../../src/cuda/conv_fwd_halo.cuh"
+#include "lab_util.cuh"
 
 using namespace fdnn_mma;
-
-#define CK(x)                                                                                                   \
-    do {                                                                                                        \
-        cudaError_t e_ = (x);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                \
-            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorString(e_), __FILE__, __LINE__, #x);   \
-            exit(2);                                                                                            \
-        }                                                                                                       \
-    } while (0)
 
 struct Layer {
     int n, c, h, w, k, r, s, str, pad, dil, flip;
