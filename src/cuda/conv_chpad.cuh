@@ -116,26 +116,29 @@ static inline cudaError_t unpad_channels(const void *src, void *dst, long long r
     return cudaGetLastError();
 }
 
-/* The forward entries' padding: workspace bytes for x and w with C padded to cp (x first, then w) */
-static inline size_t fwd_pad_bytes(const fdnn_conv_problem *p, int cp)
+/* The forward entries' padding: the padded problem, and the workspace bytes of its x and w (x
+ * first, then w) */
+static inline fdnn_conv_problem fwd_padded_problem(const fdnn_conv_problem *p) { return padded_problem(p, padded_c(p)); }
+static inline size_t fwd_pad_bytes(const fdnn_conv_problem *p)
 {
+    const fdnn_conv_problem q = fwd_padded_problem(p);
     const int es = esize(p);
-    return padded_bytes(x_rows(p), cp, es) + padded_bytes(w_rows(p), cp, es);
+    return padded_bytes(x_rows(&q), q.c, es) + padded_bytes(w_rows(&q), q.c, es);
 }
 
-/* ... and the copies: x and w into a->workspace (16-byte aligned, at least fwd_pad_bytes(p, cp)),
- * *q = the padded problem, *b = a with x and w replaced and the workspace past the copies */
-static inline cudaError_t pad_fwd_operands(const fdnn_conv_problem *p, const fdnn_conv_args *a, int cp, cudaStream_t st,
-                                           fdnn_conv_problem *q, fdnn_conv_args *b)
+/* ... and the copies: x and w into a->workspace (16-byte aligned, at least fwd_pad_bytes(p)),
+ * *q = fwd_padded_problem(p), *b = a with x and w replaced and the workspace past the copies */
+static inline cudaError_t pad_fwd_operands(const fdnn_conv_problem *p, const fdnn_conv_args *a, cudaStream_t st, fdnn_conv_problem *q,
+                                           fdnn_conv_args *b)
 {
+    *q = fwd_padded_problem(p);
     const int es = esize(p);
-    const long long xr = x_rows(p), wr = w_rows(p);
+    const long long xr = x_rows(q), wr = w_rows(q);
     void *xp = a->workspace;
-    void *wp = (char *)a->workspace + padded_bytes(xr, cp, es);
-    cudaError_t e = pad_channels(a->x, xp, xr, p->c, cp, st, es);
-    if (e == cudaSuccess) e = pad_channels(a->w, wp, wr, p->c, cp, st, es);
-    const size_t used = fwd_pad_bytes(p, cp);
-    *q = padded_problem(p, cp);
+    void *wp = (char *)a->workspace + padded_bytes(xr, q->c, es);
+    cudaError_t e = pad_channels(a->x, xp, xr, p->c, q->c, st, es);
+    if (e == cudaSuccess) e = pad_channels(a->w, wp, wr, p->c, q->c, st, es);
+    const size_t used = fwd_pad_bytes(p);
     *b = *a;
     b->x = xp;
     b->w = wp;

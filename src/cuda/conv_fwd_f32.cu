@@ -73,9 +73,8 @@ extern "C" int fdnn_cuda_conv_fwd_f32_applicable(const fdnn_conv_problem *p, cha
 
 extern "C" size_t fdnn_cuda_conv_fwd_f32_workspace(const fdnn_conv_problem *p)
 {
-    const int cp = fdnn_chpad::padded_c(p);
-    if (cp == p->c || !fdnn_cuda_conv_fwd_f32_applicable(p, NULL, 0)) return 0;
-    return fdnn_chpad::fwd_pad_bytes(p, cp);
+    if (fdnn_chpad::padded_c(p) == p->c || !fdnn_cuda_conv_fwd_f32_applicable(p, NULL, 0)) return 0;
+    return fdnn_chpad::fwd_pad_bytes(p);
 }
 
 extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_f32_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -84,14 +83,14 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_f32_run(cudnnHandle_t h, const fdnn_
     if (cp != p->c) {
         /* C % 4 != 0: x and w copied to the workspace with C padded by zero channels to Cp (a
          * multiple of 4), then the kernel on that problem */
-        const size_t need = fdnn_chpad::fwd_pad_bytes(p, cp);
+        const size_t need = fdnn_chpad::fwd_pad_bytes(p);
         if (!a->workspace || a->workspace_size < need)
             return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "conv_fwd__implicit_gemm_f32 needs %zu bytes of workspace (C=%d padded to %d channels) (got %zu)",
                              need, p->c, cp, a->workspace_size);
         if (!aligned16(a->workspace) || !aligned16(a->out)) return fdnn_cuda_conv_fwd_simt_run(h, p, a);
         fdnn_conv_problem q;
         fdnn_conv_args b;
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_fwd_operands(p, a, cp, fdnn_cuda_stream(h), &q, &b),
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_fwd_operands(p, a, fdnn_cuda_stream(h), &q, &b),
                                    "conv_fwd__implicit_gemm_f32: padding x and w"));
         return fdnn_cuda_conv_fwd_f32_run(h, &q, &b); /* whole quads now: the plain path */
     }

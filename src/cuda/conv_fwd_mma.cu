@@ -126,10 +126,9 @@ extern "C" int fdnn_cuda_conv_fwd_mma_applicable(const fdnn_conv_problem *p, cha
 extern "C" size_t fdnn_cuda_conv_fwd_mma_workspace(const fdnn_conv_problem *p)
 {
     if (!fdnn_cuda_conv_fwd_mma_applicable(p, NULL, 0)) return 0;
-    const int cp = fdnn_chpad::padded_c(p);
-    if (cp == p->c) return split_bytes(p);
-    const fdnn_conv_problem q = fdnn_chpad::padded_problem(p, cp);
-    return fdnn_chpad::fwd_pad_bytes(p, cp) + split_bytes(&q);
+    if (fdnn_chpad::padded_c(p) == p->c) return split_bytes(p);
+    const fdnn_conv_problem q = fdnn_chpad::fwd_padded_problem(p);
+    return fdnn_chpad::fwd_pad_bytes(p) + split_bytes(&q);
 }
 
 extern "C" size_t fdnn_cuda_conv_fwd_mma_split_workspace(const fdnn_conv_problem *p)
@@ -172,7 +171,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
         if (!aligned16(a->out) || !aligned16(a->workspace)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
         fdnn_conv_problem q;
         fdnn_conv_args b; /* its workspace: the split partials of the padded problem, if any */
-        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_fwd_operands(p, a, cp, fdnn_cuda_stream(h), &q, &b),
+        FDNN_CHECK(fdnn_cuda_check(fdnn_chpad::pad_fwd_operands(p, a, fdnn_cuda_stream(h), &q, &b),
                                    "conv_fwd__implicit_gemm_mma: padding x and w"));
         return fdnn_cuda_conv_fwd_mma_run(h, &q, &b); /* whole copy units now: the plain path */
     }
