@@ -1,7 +1,8 @@
 /* FLOAT forward convolution as an implicit GEMM on CUDA cores (FMA math, no tensor cores), for
  * the problems where it beats im2col + cuBLAS SGEMM: packed NHWC x / y, KRSC filter, groups 1,
  * 2-D (or 3-D with D = T = 1), K % 4 == 0, K <= 128, R*S > 1. C % 4 != 0 (the ResNet stem's C = 3)
- * copies x and w to the workspace with C padded by zeros to a multiple of 4 (conv_chpad.cuh). Also
+ * copies x and w to the workspace with C padded by zeros to a multiple of 4, or folds the filter's
+ * S taps into the channels when that leaves less reduction (conv_chpad.cuh). Also
  * the stride-1 backward data through its forward view when K % 4 == 0 (conv_gemm_cublas.cu,
  * fdnn_cuda_conv_bwd_data_fwd_gemm_run).
  *

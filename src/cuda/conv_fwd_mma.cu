@@ -6,7 +6,9 @@
  * math-type and compute-capability checks of the list (conv_list_cuda.c).
  * C not a multiple of the kernel's 16-byte copy unit (8 channels, FLOAT 4): run() first copies x
  * and the filter to workspace with the channels padded by zeros to Cp = C rounded up to the unit
- * (conv_chpad.cuh) and runs the kernel on that padded problem; workspace() = the padded x + the
+ * (conv_chpad.cuh) and runs the kernel on that padded problem, or, when S*C rounded up to the
+ * unit is less than S*Cp, folds the filter's S taps into the channels instead (x' = an im2col
+ * along W, conv_chpad.cuh's fold) and runs the S = 1 problem; workspace() = the padded x + the
  * padded filter (each rounded to 256 bytes), 0 when C is whole units; plus, when the tile grid is small and the reduction
  * long (fdnn_mma::mma_split), float partial sums of the K splits, summed in order by a reduction
  * kernel (deterministic). On an H200, stride-1 problems with K <= 64 whose tiles are mostly real
