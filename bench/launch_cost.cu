@@ -4,7 +4,8 @@
  * issued in batches of 256 with an untimed synchronisation between batches (the launch queue
  * never fills), and the host time per call is printed in nanoseconds. This is the floor under
  * issue #7's "host time per call" target: a call that launches k kernels costs at least k
- * launches.
+ * launches. It also times a captured CUDA graph of 1, 2 and 4 such kernels relaunched with
+ * cudaGraphLaunch, and one node's argument update before the launch.
  *   launch_cost [calls]   (default 100000) */
 #include <cstdio>
 #include <cstdlib>
@@ -76,6 +77,42 @@ int main(int argc, char **argv)
         printf("  cuLaunchKernel 256-byte arg     %8.0f\n", per_call(calls, s, [&] {
                    cuLaunchKernel((CUfunction)fn, 1, 1, 1, 32, 1, 1, 0, (CUstream)s, args, nullptr);
                }));
+    }
+    printf("  two <<<>>> 256-byte launches    %8.0f\n", per_call(calls, s, [&] {
+               k_256<<<1, 32, 0, s>>>(a256);
+               k_256<<<1, 32, 0, s>>>(a256);
+           }));
+    /* A CUDA graph of n such kernels, captured once and relaunched: what replaying a
+     * multi-kernel call from a cache would cost instead of n launches. */
+    for (int n = 1; n <= 4; n *= 2) {
+        cudaGraph_t g = nullptr;
+        cudaGraphExec_t ge = nullptr;
+        cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+        for (int i = 0; i < n; i++) k_256<<<1, 32, 0, s>>>(a256);
+        if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&ge, g, 0) != cudaSuccess) {
+            printf("  graph of %d kernels: capture failed\n", n);
+            continue;
+        }
+        printf("  cudaGraphLaunch, %d kernel(s)    %8.0f\n", n, per_call(calls, s, [&] { cudaGraphLaunch(ge, s); }));
+        if (n == 2) {
+            /* a changed pointer: update one node's arguments, then launch */
+            size_t cnt = 0;
+            cudaGraphGetNodes(g, nullptr, &cnt);
+            cudaGraphNode_t nodes[4];
+            cudaGraphGetNodes(g, nodes, &cnt);
+            cudaKernelNodeParams kp;
+            cudaGraphKernelNodeGetParams(nodes[0], &kp);
+            A256 b = a256;
+            void *args[] = {&b};
+            kp.kernelParams = args;
+            printf("  SetParams(1 node) + GraphLaunch %8.0f\n", per_call(calls, s, [&] {
+                       b.v[2]++;
+                       cudaGraphExecKernelNodeSetParams(ge, nodes[0], &kp);
+                       cudaGraphLaunch(ge, s);
+                   }));
+        }
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
     }
     int dev = 0;
     printf("  cudaGetLastError                %8.0f\n", per_call(calls, s, [&] { (void)cudaGetLastError(); }));
