@@ -102,7 +102,7 @@ static cudnnStatus_t execute(cudnnHandle_t h, fdnn_conv_dir dir, const struct cu
     const fdnn_conv_impl *impl;
     FDNN_CHECK(choose(h, &p, algo, ws, ws_size, &impl));
     fdnn_conv_args a = {x, w, y, out, ws, ws_size, fdnn_scalar(alpha, p.xtype), fdnn_scalar(beta, p.xtype)};
-    return impl->run(h, &p, &a);
+    return fdnn_conv_run(h, &p, impl, &a);
 }
 
 /* api: cpu cuda */

@@ -90,6 +90,9 @@ int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t
  * a column buffer */
 int fdnn_cuda_conv_gemm_in_place(const fdnn_conv_problem *p);
 size_t fdnn_cuda_conv_gemm_workspace(const fdnn_conv_problem *p);
+/* The GEMM entries' workspace cap, FREEDNN_CUDA_GEMM_WS_LIMIT (read on every call), which their
+ * plans depend on: the graph replay table (conv_replay.c) keys on it. */
+size_t fdnn_cuda_gemm_ws_limit(void);
 cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* Backward data of stride-1 problems (padding <= dilation*(filter-1) per dim) as the forward
  * im2col + GEMM of dy with the K/C-swapped (and, for cross-correlation, flipped) filter, which

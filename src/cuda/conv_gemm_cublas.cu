@@ -606,6 +606,8 @@ size_t fwdview_wt_bytes(const fdnn_conv_problem *p)
 
 } // namespace
 
+extern "C" size_t fdnn_cuda_gemm_ws_limit(void) { return ws_limit(); }
+
 extern "C" int fdnn_cuda_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t why_n)
 {
     if (p->nb_spatial < 2 || p->nb_spatial > 3)

@@ -84,6 +84,7 @@ void fdnn_cuda_handle_free(cudnnHandle_t h)
 {
     fdnn_cuda_state *s = h->cuda;
     if (!s) return;
+    fdnn_cuda_conv_replay_free(s);
     fdnn_cublas_handle_free(s->cublas);
     if (s->scratch) cudaFree(s->scratch);
     if (s->sync) cudaFree(s->sync);

@@ -20,10 +20,16 @@ typedef struct fdnn_cuda_state {
     /* FDNN_CUDA_SYNC_WORDS zeroed counters for the single-kernel two-pass ops (pipe2.cuh); each
      * such kernel leaves them zero when it ends. NULL when the allocation failed. */
     unsigned *sync;
+    /* Recent convolution calls and their captured CUDA graphs (conv_replay.c); host memory,
+     * allocated on the first convolution. */
+    struct fdnn_cuda_replay *replay;
 } fdnn_cuda_state;
 
 #define FDNN_CUDA_SCRATCH_BYTES ((size_t)4 << 20)
 #define FDNN_CUDA_SYNC_WORDS 65536u
+
+/* Destroys the replay table's graphs and capture stream (conv_replay.c). */
+void fdnn_cuda_conv_replay_free(fdnn_cuda_state *s);
 
 static inline cudaStream_t fdnn_cuda_stream(cudnnHandle_t h) { return (cudaStream_t)h->stream; }
 #endif

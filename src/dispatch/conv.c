@@ -16,6 +16,14 @@ const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir)
     return none;
 }
 
+cudnnStatus_t fdnn_conv_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_impl *impl, const fdnn_conv_args *a)
+{
+#ifdef FDNN_HAVE_CUDA
+    if (h->backend == FDNN_BACKEND_CUDA) return fdnn_cuda_conv_run_replayed(h, p, impl, a);
+#endif
+    return impl->run(h, p, a);
+}
+
 /* Plan cache keys (src/dispatch/plan_cache.h): the problem's bytes (fdnn_conv_build_problem
  * leaves no padding garbage) plus what is asked of it. Selection depends only on the problem
  * (applicable() sees nothing else) and on the handle's fixed backend/device, so value keys

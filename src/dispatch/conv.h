@@ -59,6 +59,11 @@ const fdnn_conv_impl *const *fdnn_conv_impls(int backend, fdnn_conv_dir dir);
 const fdnn_conv_impl *const *fdnn_cpu_conv_impls(fdnn_conv_dir dir);
 #ifdef FDNN_HAVE_CUDA
 const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir);
+/* impl->run on the handle's stream; a call repeated with the same problem, implementation,
+ * buffers, scalars, stream and GEMM workspace cap is replayed from a CUDA graph captured on its
+ * second occurrence (src/cuda/conv_replay.c). */
+cudnnStatus_t fdnn_cuda_conv_run_replayed(cudnnHandle_t h, const struct fdnn_conv_problem *p, const struct fdnn_conv_impl *impl,
+                                          const struct fdnn_conv_args *a);
 #endif
 
 /* Pick the implementation for a forced cuDNN algorithm enum: SUCCESS and *out, or
@@ -67,6 +72,11 @@ const fdnn_conv_impl *const *fdnn_cuda_conv_impls(fdnn_conv_dir dir);
  * call skips the list walk and the applicable() checks. */
 cudnnStatus_t fdnn_conv_select(cudnnHandle_t h, const fdnn_conv_problem *p, int algo,
                                const fdnn_conv_impl **out);
+
+/* Runs impl for one API call. On the CUDA backend a call repeated with the same problem,
+ * buffers, scalars and stream replays a CUDA graph captured from it (src/cuda/conv_replay.c),
+ * which costs less host time than its launches; elsewhere this is impl->run. */
+cudnnStatus_t fdnn_conv_run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_impl *impl, const fdnn_conv_args *a);
 
 /* Upper bound of a direction's algorithm count (cuDNN 8.9 has at most 8). */
 #define FDNN_CONV_MAX_ALGOS 16

@@ -24,7 +24,7 @@ struct fdnn_plan_cache {
 /* Four independent 8-byte lanes per 32-byte step (keys are a few hundred bytes; a byte-wise
  * hash was a visible part of a cache hit, and one lane is a serial multiply chain), then the
  * tail; final avalanche so the low bits index well. */
-static uint64_t hash_bytes(const void *p, size_t n)
+uint64_t fdnn_hash_bytes(const void *p, size_t n)
 {
     const unsigned char *b = p;
     const uint64_t m = 0x9e3779b97f4a7c15ull;
@@ -55,7 +55,7 @@ void *fdnn_plan_lookup(cudnnHandle_t h, const void *key, size_t keylen)
 {
     struct fdnn_plan_cache *c = h->plans;
     if (!c || c->used == 0) return NULL;
-    uint64_t hv = hash_bytes(key, keylen);
+    uint64_t hv = fdnn_hash_bytes(key, keylen);
     for (size_t i = 0; i < FDNN_PLAN_SLOTS; i++) {
         plan_slot *s = &c->slot[(hv + i) & (FDNN_PLAN_SLOTS - 1)];
         if (!s->key) return NULL;
@@ -89,7 +89,7 @@ cudnnStatus_t fdnn_plan_insert(cudnnHandle_t h, const void *key, size_t keylen, 
     if (!k) return CUDNN_STATUS_ALLOC_FAILED;
     memcpy(k, key, keylen);
     if (c->used >= FDNN_PLAN_CACHE_MAX) clear_slots(c);
-    uint64_t hv = hash_bytes(key, keylen);
+    uint64_t hv = fdnn_hash_bytes(key, keylen);
     for (size_t i = 0;; i++) { /* terminates: used < SLOTS / 2, so a free slot exists */
         plan_slot *s = &c->slot[(hv + i) & (FDNN_PLAN_SLOTS - 1)];
         if (!s->key) {

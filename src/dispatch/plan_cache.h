@@ -19,4 +19,6 @@ cudnnStatus_t fdnn_plan_insert(cudnnHandle_t h, const void *key, size_t keylen, 
 /* Number of live entries (0 when the cache was never used). */
 int fdnn_plan_cache_count(cudnnHandle_t h);
 void fdnn_plan_cache_free(cudnnHandle_t h);
+/* The cache's 64-bit hash of n bytes (also keys the CUDA backend's graph replay table). */
+uint64_t fdnn_hash_bytes(const void *p, size_t n);
 #endif
