@@ -34,6 +34,10 @@ namespace {
 
 const size_t DEFAULT_LIMIT = (size_t)256 << 20;
 
+/* bwd data with C up to this many channels takes the transposed column buffer and the
+ * pixel-per-thread col2im (col2im_small_c_kernel) */
+#define COL2IM_SMALL_C 8
+
 /* FREEDNN_CUDA_GEMM_WS_LIMIT: read on every call, not once per process, because test_conv sets
  * and unsets it between cases of one run; parsed with atoll (a 64-bit byte count, leading
  * whitespace and trailing characters accepted), which fdnn_env_int (int, whole string) cannot
@@ -220,7 +224,23 @@ __global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long 
  * consecutive rows, where the [row][tap*C + c] layout above strides them by TRSC floats. The
  * ResNet stem's backward data (C = 3, 7x7, stride 2) was 0.76 ms in fp16 through the kernel above
  * against NVIDIA's 0.49. */
-#define COL2IM_SMALL_C 8
+/* Output positions o of one dimension that input index i receives from: o*st + f*dl - pad = i
+ * for a filter index f in [0, F), i.e. o in [ceil((i + pad - (F-1)*dl) / st), floor((i + pad) /
+ * st)] within [0, O), with (i + pad - o*st) a multiple of dl (then f = that / dl). */
+__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); }
+struct TapRange {
+    int lo, hi;
+};
+__device__ __forceinline__ TapRange tap_range(int i, int pad, int F, int dl, int st, int O)
+{
+    TapRange t;
+    t.lo = -floor_div(-(i + pad - (F - 1) * dl), st);
+    if (t.lo < 0) t.lo = 0;
+    t.hi = floor_div(i + pad, st);
+    if (t.hi > O - 1) t.hi = O - 1;
+    return t;
+}
+
 template <typename T>
 __global__ void col2im_small_c_kernel(const float *__restrict__ colT, T *dx, Geo g, long long n0, long long pixels, long long rows,
                                       float alpha, float beta)
@@ -238,22 +258,25 @@ __global__ void col2im_small_c_kernel(const float *__restrict__ colT, T *dx, Geo
         float acc[COL2IM_SMALL_C];
 #pragma unroll
         for (int c = 0; c < COL2IM_SMALL_C; c++) acc[c] = 0.f;
-        for (int t = 0; t < g.T; t++) {
-            const int a0 = i0 + g.pad0 - (g.flip ? g.T - 1 - t : t) * g.dl0;
-            if (a0 < 0 || a0 % g.st0) continue;
-            const int o0 = a0 / g.st0;
-            if (o0 >= g.O0) continue;
-            for (int r = 0; r < g.R; r++) {
-                const int a1 = i1 + g.pad1 - (g.flip ? g.R - 1 - r : r) * g.dl1;
-                if (a1 < 0 || a1 % g.st1) continue;
-                const int o1 = a1 / g.st1;
-                if (o1 >= g.O1) continue;
-                for (int s = 0; s < g.S; s++) {
-                    const int a2 = i2 + g.pad2 - (g.flip ? g.S - 1 - s : s) * g.dl2;
-                    if (a2 < 0 || a2 % g.st2) continue;
-                    const int o2 = a2 / g.st2;
-                    if (o2 >= g.O2) continue;
-                    const float *src = colT + (long long)((t * g.R + r) * g.S + s) * C * rows + rbase + ((long long)o0 * g.O1 + o1) * g.O2 + o2;
+        /* walk the output positions that reach this pixel (taps in a fixed order per pixel)
+         * instead of testing every tap for divisibility */
+        const TapRange r0 = tap_range(i0, g.pad0, g.T, g.dl0, g.st0, g.O0);
+        const TapRange r1 = tap_range(i1, g.pad1, g.R, g.dl1, g.st1, g.O1);
+        const TapRange r2 = tap_range(i2, g.pad2, g.S, g.dl2, g.st2, g.O2);
+        for (int o0 = r0.lo; o0 <= r0.hi; o0++) {
+            const int n0f = i0 + g.pad0 - o0 * g.st0;
+            if (n0f % g.dl0) continue;
+            const int t = g.flip ? g.T - 1 - n0f / g.dl0 : n0f / g.dl0;
+            for (int o1 = r1.lo; o1 <= r1.hi; o1++) {
+                const int n1f = i1 + g.pad1 - o1 * g.st1;
+                if (n1f % g.dl1) continue;
+                const int r = g.flip ? g.R - 1 - n1f / g.dl1 : n1f / g.dl1;
+                const long long row01 = rbase + ((long long)o0 * g.O1 + o1) * g.O2;
+                for (int o2 = r2.lo; o2 <= r2.hi; o2++) {
+                    const int n2f = i2 + g.pad2 - o2 * g.st2;
+                    if (n2f % g.dl2) continue;
+                    const int s = g.flip ? g.S - 1 - n2f / g.dl2 : n2f / g.dl2;
+                    const float *src = colT + (long long)((t * g.R + r) * g.S + s) * C * rows + row01 + o2;
 #pragma unroll
                     for (int c = 0; c < COL2IM_SMALL_C; c++)
                         if (c < C) acc[c] += src[(long long)c * rows];
