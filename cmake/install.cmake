@@ -71,8 +71,9 @@ if(FREEDNN_HAVE_CBLAS)
   string(APPEND FREEDNN_PC_PRIVATE " ${FREEDNN_OPENBLAS_LIB}")
 endif()
 if(FREEDNN_HAVE_CUDA)
-  # the static library carries the CUDA backend, which needs the static CUDA runtime
-  string(APPEND FREEDNN_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
+  # the static library carries the CUDA backend, which needs the static CUDA runtime and, for
+  # its nvcc-compiled (C++) objects, the C++ runtime (guarded static initialisation)
+  string(APPEND FREEDNN_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt -lstdc++")
 endif()
 foreach(pc cudnn freednn)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/pkg/${pc}.pc @ONLY)
