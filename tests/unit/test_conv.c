@@ -202,6 +202,27 @@ static int run_case(cudnnHandle_t h, int dir, tcase *t)
     return ok;
 }
 
+/* The scales (indices into scales()' combos) that the table-driven sections cycle through, so
+ * that each table mixes beta == 0 (NaN-filled output) and beta != 0: beta 0, -1, 0, 2, 0, 1. */
+static const int BETA_MIX[6] = {0, 3, 1, 4, 5, 2};
+
+/* One row {n, c, h, w, k, r, s, stride, pad, dil, conv} of a channels-last table (groups 1) as a
+ * case of type `type` with math type `math` (0: the descriptor's default), 3-D with a unit depth
+ * when unit_depth (the kernels treat it as 2-D), run in direction dir with the scales
+ * BETA_MIX[mix % 6]. Returns run_case's verdict. */
+static int run_row(cudnnHandle_t h, int dir, const int *b, int unit_depth, cudnnDataType_t type, int math, int mix)
+{
+    tcase t;
+    tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
+    if (unit_depth) t.nsp = 3;
+    pick_types(&t, type);
+    t.math = math;
+    force_scales = BETA_MIX[mix % 6];
+    const int ok = run_case(h, dir, &t);
+    force_scales = -1;
+    return ok;
+}
+
 int main(void)
 {
     th_seed(20260301);
@@ -418,22 +439,13 @@ int main(void)
                                      {16, 8, 32, 32, 16, 1, 1, 1, 0, 1, 0}, {4, 64, 12, 12, 136, 3, 3, 1, 1, 1, 1},
                                      {3, 8, 40, 40, 64, 7, 7, 2, 3, 1, 0},  {6, 64, 20, 20, 64, 3, 3, 1, 1, 1, 0},
                                      {2, 256, 6, 6, 72, 3, 3, 1, 1, 1, 1}};
-        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         int fails[2] = {0, 0};
         const int nbf = (int)(sizeof BF / sizeof BF[0]);
-        for (int i = 0; i < nbf; i++) {
-            for (int tf = 0; tf < 2; tf++) {
-                const int *b = BF[i];
-                tcase t;
-                tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
-                if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
-                pick_types(&t, tf ? CUDNN_DATA_FLOAT : i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
-                if (tf) t.math = CUDNN_TENSOR_OP_MATH;
-                force_scales = SC[(i + tf) % 6];
-                if (!run_case(h, 2, &t)) fails[tf]++;
-                force_scales = -1;
-            }
-        }
+        for (int i = 0; i < nbf; i++)
+            for (int tf = 0; tf < 2; tf++)
+                if (!run_row(h, 2, BF[i], i == 6, tf ? CUDNN_DATA_FLOAT : i % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16,
+                             tf ? CUDNN_TENSOR_OP_MATH : 0, i + tf))
+                    fails[tf]++;
         printf("channels-last HALF/BFLOAT16, C%%8 = K%%8 = 0: backward-filter %d cases, %d with failures; the same in TF32: %d\n", nbf,
                fails[0], fails[1]);
     }
@@ -453,22 +465,14 @@ int main(void)
                                      {2, 12, 14, 13, 8, 5, 3, 3, 2, 1, 0}, {4, 3, 12, 12, 8, 1, 1, 1, 0, 1, 1},
                                      {2, 12, 10, 10, 32, 3, 3, 1, 1, 1, 0}, {1, 3, 32, 32, 64, 7, 7, 2, 3, 1, 0},
                                      {8, 5, 4, 5, 16, 3, 3, 1, 1, 1, 1},   {2, 7, 30, 30, 8, 3, 3, 1, 0, 1, 0}};
-        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         const int npc = (int)(sizeof PC / sizeof PC[0]);
         int fails[5] = {0, 0, 0, 0, 0};
-        for (int i = 0; i < npc; i++) {
-            for (int dir = 0; dir < 5; dir++) { /* 3: backward filter in TF32, 4: forward in TF32 */
-                const int *b = PC[i];
-                tcase t;
-                tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
-                if (i == 6) t.nsp = 3; /* 3-D with a unit depth: the kernels treat it as 2-D */
-                pick_types(&t, dir >= 3 ? CUDNN_DATA_FLOAT : (i + dir) % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16);
-                if (dir >= 3) t.math = CUDNN_TENSOR_OP_MATH;
-                force_scales = SC[(i + dir) % 6];
-                if (!run_case(h, dir < 3 ? dir : dir == 3 ? 2 : 0, &t)) fails[dir]++;
-                force_scales = -1;
-            }
-        }
+        for (int i = 0; i < npc; i++)
+            for (int dir = 0; dir < 5; dir++) /* 3: backward filter in TF32, 4: forward in TF32 */
+                if (!run_row(h, dir < 3 ? dir : dir == 3 ? 2 : 0, PC[i], i == 6,
+                             dir >= 3 ? CUDNN_DATA_FLOAT : (i + dir) % 2 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16,
+                             dir >= 3 ? CUDNN_TENSOR_OP_MATH : 0, i + dir))
+                    fails[dir]++;
         printf("channels-last HALF/BFLOAT16, C%%8 != 0, K%%8 = 0: forward %d cases, %d with failures; backward-data %d, %d; "
                "backward-filter %d, %d; backward-filter TF32 %d, %d; forward TF32 %d, %d\n", npc, fails[0], npc, fails[1], npc, fails[2], npc,
                fails[3], npc, fails[4]);
@@ -492,22 +496,11 @@ int main(void)
                                      {1, 112, 8, 9, 124, 3, 3, 1, 1, 1, 0},   {2, 64, 16, 16, 64, 3, 3, 1, 1, 1, 1},
                                      {2, 3, 20, 22, 64, 7, 7, 2, 3, 1, 0},    {1, 5, 12, 13, 24, 3, 3, 1, 1, 2, 1},
                                      {2, 7, 9, 11, 8, 3, 2, 2, 1, 1, 1}};
-        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         const int nfc = (int)(sizeof FC / sizeof FC[0]);
         int fails[2] = {0, 0};
-        for (int i = 0; i < nfc; i++) {
-            for (int dir = 0; dir < 2; dir++) {
-                const int *b = FC[i];
-                tcase t;
-                tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
-                if (i == 3) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
-                pick_types(&t, CUDNN_DATA_FLOAT);
-                t.math = i % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-                force_scales = SC[(i + dir) % 6];
-                if (!run_case(h, dir, &t)) fails[dir]++;
-                force_scales = -1;
-            }
-        }
+        for (int i = 0; i < nfc; i++)
+            for (int dir = 0; dir < 2; dir++)
+                if (!run_row(h, dir, FC[i], i == 3, CUDNN_DATA_FLOAT, i % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH, i + dir)) fails[dir]++;
         printf("channels-last FLOAT, K <= 128, R*S > 1: forward %d cases, %d with failures; backward-data %d, %d\n", nfc, fails[0], nfc,
                fails[1]);
     }
@@ -525,20 +518,10 @@ int main(void)
                                      {1, 5, 17, 19, 8, 5, 3, 1, 2, 2, 0},   {2, 64, 12, 12, 64, 3, 3, 1, 1, 1, 0},
                                      {8, 7, 16, 16, 4, 3, 2, 3, 0, 1, 1},   {2, 128, 9, 9, 128, 2, 2, 1, 0, 1, 0},
                                      {6, 32, 24, 24, 32, 3, 3, 1, 1, 1, 1}};
-        static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
         const int nbc = (int)(sizeof BC / sizeof BC[0]);
         int fails = 0;
-        for (int i = 0; i < nbc; i++) {
-            const int *b = BC[i];
-            tcase t;
-            tc_nhwc_2d(&t, b[0], b[1], b[4], 1, b[2], b[3], b[5], b[6], b[7], b[8], b[9], b[10]);
-            if (i == 5) t.nsp = 3; /* 3-D with a unit depth: the kernel treats it as 2-D */
-            pick_types(&t, CUDNN_DATA_FLOAT);
-            t.math = i % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-            force_scales = SC[i % 6];
-            if (!run_case(h, 2, &t)) fails++;
-            force_scales = -1;
-        }
+        for (int i = 0; i < nbc; i++)
+            if (!run_row(h, 2, BC[i], i == 5, CUDNN_DATA_FLOAT, i % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH, i)) fails++;
         printf("channels-last FLOAT backward filter, K%%4 = 0, R*S > 1: %d cases, %d with failures\n", nbc, fails);
     }
     /* depthwise problems (groups == C, K = m*C, 2-D): the CUDA backend runs them with its depthwise
@@ -608,7 +591,6 @@ int main(void)
                                         {3, 5, 17, 13, 1, 1, 1, 1},  {2, 4, 21, 19, 2, 1, 1, 0}, {2, 8, 33, 33, 1, 2, 1, 1},
                                         {2, 70, 20, 20, 1, 1, 0, 0}, {2, 3, 18, 26, 2, 2, 1, 0}, {1, 920, 5, 6, 1, 1, 1, 1}};
             static const cudnnDataType_t TT[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
-            static const int SC[] = {0, 3, 1, 4, 5, 2}; /* beta 0, -1, 0, 2, 0, 1 */
             const int ntc = (int)(sizeof TC / sizeof TC[0]);
             int fails[3] = {0, 0, 0}, ncases = 0;
             for (int i = 0; i < ntc; i++)
@@ -619,7 +601,7 @@ int main(void)
                     tc_nhwc_2d(&t, b[0], b[1], b[4] * b[1], b[1], b[2], b[3], 3, 3, b[5], b[6], 1, b[7]);
                     t.w_nhwc = (i + ti) % 2;
                     pick_types(&t, ti < 4 ? TT[(i + ti) % 4] : CUDNN_DATA_HALF);
-                    force_scales = SC[(i * 6 + ti + i / 2) % 6];
+                    force_scales = BETA_MIX[(i * 6 + ti + i / 2) % 6];
                     if (!run_case(h, dir, &t)) fails[dir]++;
                     force_scales = -1;
                     ncases++;
