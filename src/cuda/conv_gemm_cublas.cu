@@ -218,12 +218,6 @@ __global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long 
     }
 }
 
-/* The same gather for C <= COL2IM_SMALL_C with the column buffer transposed, colT[tap*C + c][row]
- * (rows = the chunk's output positions, contiguous): one thread per dx pixel keeps its C sums in
- * registers, and for each tap the threads of a warp (consecutive pixels along W) read
- * consecutive rows, where the [row][tap*C + c] layout above strides them by TRSC floats. The
- * ResNet stem's backward data (C = 3, 7x7, stride 2) was 0.76 ms in fp16 through the kernel above
- * against NVIDIA's 0.49. */
 /* Output positions o of one dimension that input index i receives from: o*st + f*dl - pad = i
  * for a filter index f in [0, F), i.e. o in [ceil((i + pad - (F-1)*dl) / st), floor((i + pad) /
  * st)] within [0, O), with (i + pad - o*st) a multiple of dl (then f = that / dl). */
@@ -241,6 +235,12 @@ __device__ __forceinline__ TapRange tap_range(int i, int pad, int F, int dl, int
     return t;
 }
 
+/* The same gather for C <= COL2IM_SMALL_C with the column buffer transposed, colT[tap*C + c][row]
+ * (rows = the chunk's output positions, contiguous): one thread per dx pixel keeps its C sums in
+ * registers, and for each tap the threads of a warp (consecutive pixels along W) read
+ * consecutive rows, where the [row][tap*C + c] layout above strides them by TRSC floats. The
+ * ResNet stem's backward data (C = 3, 7x7, stride 2) was 0.76 ms in fp16 through the kernel above
+ * against NVIDIA's 0.49. */
 template <typename T>
 __global__ void col2im_small_c_kernel(const float *__restrict__ colT, T *dx, Geo g, long long n0, long long pixels, long long rows,
                                       float alpha, float beta)
