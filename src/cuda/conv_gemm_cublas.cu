@@ -173,54 +173,10 @@ __device__ __forceinline__ void fromf(float *p, float v) { *p = v; }
 __device__ __forceinline__ void fromf(__half *p, float v) { *p = __float2half_rn(v); }
 __device__ __forceinline__ void fromf(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
 
-/* dx[n0 + nl, i, c] = alpha * sum over taps of col[nl, o(i, tap), tap, c] + beta * dx; one thread
- * per dx element of the chunk, fixed tap order. g.Cu is C in elements here. */
-template <typename T>
-__global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long long n0, long long total, float alpha, float beta)
-{
-    const long long rsc = g.rscu;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        const long long pos64 = e / g.Cu;
-        const int c = (int)(e - pos64 * g.Cu);
-        int pos = (int)pos64; /* N*D*H*W < 2^31 (applicable()) */
-        const int i2 = pos % g.W;
-        pos /= g.W;
-        const int i1 = pos % g.H;
-        pos /= g.H;
-        const int i0 = pos % g.D;
-        const int nl = pos / g.D;
-        const float *base = col + (long long)nl * ((long long)g.O0 * g.O1 * g.O2) * rsc + c;
-        float acc = 0.f;
-        for (int t = 0; t < g.T; t++) {
-            const int a0 = i0 + g.pad0 - (g.flip ? g.T - 1 - t : t) * g.dl0;
-            if (a0 < 0 || a0 % g.st0) continue;
-            const int o0 = a0 / g.st0;
-            if (o0 >= g.O0) continue;
-            for (int r = 0; r < g.R; r++) {
-                const int a1 = i1 + g.pad1 - (g.flip ? g.R - 1 - r : r) * g.dl1;
-                if (a1 < 0 || a1 % g.st1) continue;
-                const int o1 = a1 / g.st1;
-                if (o1 >= g.O1) continue;
-                for (int s = 0; s < g.S; s++) {
-                    const int a2 = i2 + g.pad2 - (g.flip ? g.S - 1 - s : s) * g.dl2;
-                    if (a2 < 0 || a2 % g.st2) continue;
-                    const int o2 = a2 / g.st2;
-                    if (o2 >= g.O2) continue;
-                    const long long orow = ((long long)o0 * g.O1 + o1) * g.O2 + o2;
-                    acc += base[orow * rsc + ((long long)(t * g.R + r) * g.S + s) * g.Cu];
-                }
-            }
-        }
-        T *d = dx + n0 * ((long long)g.D * g.H * g.W * g.Cu) + e;
-        float v = alpha * acc;
-        if (beta != 0.f) v += beta * tof(*d);
-        fromf(d, v);
-    }
-}
-
 /* Output positions o of one dimension that input index i receives from: o*st + f*dl - pad = i
  * for a filter index f in [0, F), i.e. o in [ceil((i + pad - (F-1)*dl) / st), floor((i + pad) /
- * st)] within [0, O), with (i + pad - o*st) a multiple of dl (then f = that / dl). */
+ * st)] within [0, O), with (i + pad - o*st) a multiple of dl (then f = that / dl). The col2im
+ * kernels walk these instead of testing every tap for divisibility by the stride. */
 __device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); }
 struct TapRange {
     int lo, hi;
@@ -233,6 +189,72 @@ __device__ __forceinline__ TapRange tap_range(int i, int pad, int F, int dl, int
     t.hi = floor_div(i + pad, st);
     if (t.hi > O - 1) t.hi = O - 1;
     return t;
+}
+/* the filter index of output position o along one dimension (o from tap_range), or -1 when the
+ * offset is not a multiple of the dilation */
+__device__ __forceinline__ int tap_of(int i, int pad, int o, int st, int dl, int F, int flip)
+{
+    const int nf = i + pad - o * st;
+    if (nf % dl) return -1;
+    return flip ? F - 1 - nf / dl : nf / dl;
+}
+/* a dx pixel index of the chunk (N*D*H*W < 2^31, applicable()) as (image, i0, i1, i2) */
+struct Pixel {
+    int nl, i0, i1, i2;
+};
+__device__ __forceinline__ Pixel pixel_of(int pos, const Geo &g)
+{
+    Pixel q;
+    q.i2 = pos % g.W;
+    pos /= g.W;
+    q.i1 = pos % g.H;
+    pos /= g.H;
+    q.i0 = pos % g.D;
+    q.nl = pos / g.D;
+    return q;
+}
+
+/* f(tap, orow) for every (filter tap, output position of the image) pair that reaches pixel q, taps
+ * as (t*R + r)*S + s, orow as (o0*O1 + o1)*O2 + o2; output positions ascending */
+template <typename F>
+__device__ __forceinline__ void for_each_tap(const Pixel &q, const Geo &g, F f)
+{
+    const TapRange r0 = tap_range(q.i0, g.pad0, g.T, g.dl0, g.st0, g.O0);
+    const TapRange r1 = tap_range(q.i1, g.pad1, g.R, g.dl1, g.st1, g.O1);
+    const TapRange r2 = tap_range(q.i2, g.pad2, g.S, g.dl2, g.st2, g.O2);
+    for (int o0 = r0.lo; o0 <= r0.hi; o0++) {
+        const int t = tap_of(q.i0, g.pad0, o0, g.st0, g.dl0, g.T, g.flip);
+        if (t < 0) continue;
+        for (int o1 = r1.lo; o1 <= r1.hi; o1++) {
+            const int r = tap_of(q.i1, g.pad1, o1, g.st1, g.dl1, g.R, g.flip);
+            if (r < 0) continue;
+            const long long row01 = ((long long)o0 * g.O1 + o1) * g.O2;
+            for (int o2 = r2.lo; o2 <= r2.hi; o2++) {
+                const int s = tap_of(q.i2, g.pad2, o2, g.st2, g.dl2, g.S, g.flip);
+                if (s >= 0) f((t * g.R + r) * g.S + s, row01 + o2);
+            }
+        }
+    }
+}
+
+/* dx[n0 + nl, i, c] = alpha * sum over taps of col[nl, o(i, tap), tap, c] + beta * dx; one thread
+ * per dx element of the chunk, fixed tap order per element. g.Cu is C in elements here. */
+template <typename T>
+__global__ void col2im_kernel(const float *__restrict__ col, T *dx, Geo g, long long n0, long long total, float alpha, float beta)
+{
+    const long long rsc = g.rscu;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const long long pos64 = e / g.Cu;
+        const int c = (int)(e - pos64 * g.Cu);
+        const Pixel q = pixel_of((int)pos64, g);
+        const float *base = col + (long long)q.nl * ((long long)g.O0 * g.O1 * g.O2) * rsc + c;
+        float acc = 0.f;
+        for_each_tap(q, g, [&](int tap, long long orow) { acc += base[orow * rsc + (long long)tap * g.Cu]; });
+        T *d = dx + n0 * ((long long)g.D * g.H * g.W * g.Cu) + e;
+        float v = alpha * acc;
+        if (beta != 0.f) v += beta * tof(*d);
+        fromf(d, v);
+    }
 }
 
 /* The same gather for C <= COL2IM_SMALL_C with the column buffer transposed, colT[tap*C + c][row]
@@ -247,42 +269,17 @@ __global__ void col2im_small_c_kernel(const float *__restrict__ colT, T *dx, Geo
 {
     const int C = g.Cu;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < pixels; e += (long long)gridDim.x * blockDim.x) {
-        int pos = (int)e; /* N*D*H*W < 2^31 (applicable()) */
-        const int i2 = pos % g.W;
-        pos /= g.W;
-        const int i1 = pos % g.H;
-        pos /= g.H;
-        const int i0 = pos % g.D;
-        const int nl = pos / g.D;
-        const long long rbase = (long long)nl * ((long long)g.O0 * g.O1 * g.O2);
+        const Pixel q = pixel_of((int)e, g);
+        const long long rbase = (long long)q.nl * ((long long)g.O0 * g.O1 * g.O2);
         float acc[COL2IM_SMALL_C];
 #pragma unroll
         for (int c = 0; c < COL2IM_SMALL_C; c++) acc[c] = 0.f;
-        /* walk the output positions that reach this pixel (taps in a fixed order per pixel)
-         * instead of testing every tap for divisibility */
-        const TapRange r0 = tap_range(i0, g.pad0, g.T, g.dl0, g.st0, g.O0);
-        const TapRange r1 = tap_range(i1, g.pad1, g.R, g.dl1, g.st1, g.O1);
-        const TapRange r2 = tap_range(i2, g.pad2, g.S, g.dl2, g.st2, g.O2);
-        for (int o0 = r0.lo; o0 <= r0.hi; o0++) {
-            const int n0f = i0 + g.pad0 - o0 * g.st0;
-            if (n0f % g.dl0) continue;
-            const int t = g.flip ? g.T - 1 - n0f / g.dl0 : n0f / g.dl0;
-            for (int o1 = r1.lo; o1 <= r1.hi; o1++) {
-                const int n1f = i1 + g.pad1 - o1 * g.st1;
-                if (n1f % g.dl1) continue;
-                const int r = g.flip ? g.R - 1 - n1f / g.dl1 : n1f / g.dl1;
-                const long long row01 = rbase + ((long long)o0 * g.O1 + o1) * g.O2;
-                for (int o2 = r2.lo; o2 <= r2.hi; o2++) {
-                    const int n2f = i2 + g.pad2 - o2 * g.st2;
-                    if (n2f % g.dl2) continue;
-                    const int s = g.flip ? g.S - 1 - n2f / g.dl2 : n2f / g.dl2;
-                    const float *src = colT + (long long)((t * g.R + r) * g.S + s) * C * rows + row01 + o2;
+        for_each_tap(q, g, [&](int tap, long long orow) {
+            const float *src = colT + (long long)tap * C * rows + rbase + orow;
 #pragma unroll
-                    for (int c = 0; c < COL2IM_SMALL_C; c++)
-                        if (c < C) acc[c] += src[(long long)c * rows];
-                }
-            }
-        }
+            for (int c = 0; c < COL2IM_SMALL_C; c++)
+                if (c < C) acc[c] += src[(long long)c * rows];
+        });
         T *d = dx + (n0 * ((long long)g.D * g.H * g.W) + e) * C;
 #pragma unroll
         for (int c = 0; c < COL2IM_SMALL_C; c++)
