@@ -1,8 +1,9 @@
 /* The FLOAT (FMA math) split-K backward-filter kernel, shared by the library
  * (conv_bwd_filter_f32.cu, which describes the design) and its lab (bench/kernels/f32_bwdf_lab.cu,
- * which checks and times its tile variants). Self-contained: CUDA runtime only. */
+ * which checks and times its tile variants). Self-contained: CUDA runtime and conv_f32_tile.cuh only. */
 #pragma once
 #include <cuda_runtime.h>
+#include "conv_f32_tile.cuh"
 
 namespace fdnn_f32bw {
 
@@ -21,7 +22,7 @@ constexpr int OOB = -(1 << 29); /* h offset that fails every bounds test (no ove
 template <int BM, int BN, int TM, int TN, int NT, int MINB, bool VEC>
 __global__ void __launch_bounds__(NT, MINB) conv_bwd_filter_f32_kernel(const BwdfF32 P)
 {
-    constexpr int TXN = BN / TN, TYN = BM / TM, GM = TM / 4, GN = TN / 4, NW = NT / 32;
+    constexpr int TXN = BN / TN, TYN = BM / TM, GN = TN / 4, NW = NT / 32;
     static_assert(TM % 4 == 0 && TN % 4 == 0 && TXN * TYN == NT, "thread grid");
     static_assert(NT % 32 == 0 && NT >= 2 * BK && BK <= 32, "row decode lanes");
     constexpr int AQ = BM / 4;            /* dy float4 per tile row */
@@ -134,23 +135,7 @@ __global__ void __launch_bounds__(NT, MINB) conv_bwd_filter_f32_kernel(const Bwd
         /* slice t+2's rows into Ri[buf] (slice t's table, last read before the previous barrier) */
         if (warp == t % NW && lane < BK) decode(t + 2, lane, buf);
 #pragma unroll
-        for (int kk = 0; kk < BK; kk++) {
-            float av[TM], bv[TN];
-#pragma unroll
-            for (int g = 0; g < GM; g++) {
-                const float4 a = *(const float4 *)&As[buf][kk][g * (TYN * 4) + ty * 4];
-                av[g * 4 + 0] = a.x; av[g * 4 + 1] = a.y; av[g * 4 + 2] = a.z; av[g * 4 + 3] = a.w;
-            }
-#pragma unroll
-            for (int g = 0; g < GN; g++) {
-                const float4 b = *(const float4 *)&Bs[buf][kk][g * (TXN * 4) + tx * 4];
-                bv[g * 4 + 0] = b.x; bv[g * 4 + 1] = b.y; bv[g * 4 + 2] = b.z; bv[g * 4 + 3] = b.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-        }
+        for (int kk = 0; kk < BK; kk++) fdnn_f32tile::outer_step<TM, TN, TYN, TXN>(acc, As[buf][kk], Bs[buf][kk], ty, tx);
         if (t + 1 < nsl) stash(buf ^ 1);
         __syncthreads();
     }

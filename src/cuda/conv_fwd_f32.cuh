@@ -2,9 +2,10 @@
  * which describes the design and runs the 128x64 tile with 8x8 per thread and 128 threads) and
  * its lab (bench/kernels/f32_igemm_lab.cu, which checks and times seven tile shapes, WHOLE).
  * Tile BM x BN, NT threads of TM x TN made of (TM/4) x (TN/4) groups of 4 x 4. Self-contained:
- * CUDA runtime only. */
+ * CUDA runtime and conv_f32_tile.cuh only. */
 #pragma once
 #include <cuda_runtime.h>
+#include "conv_f32_tile.cuh"
 
 namespace fdnn_f32fw {
 
@@ -124,29 +125,7 @@ __global__ void __launch_bounds__(NT, MINB) conv_fwd_f32_kernel(const F32Conv P)
         const int buf = t & 1;
         if (t + 1 < nslices) fetch(t + 1);
 #pragma unroll
-        for (int k = 0; k < BK; k++) {
-            float av[TM], bv[TN];
-#pragma unroll
-            for (int g = 0; g < TM / 4; g++) {
-                const float4 a = *(const float4 *)&As[buf][k][g * (TYN * 4) + ty * 4];
-                av[g * 4 + 0] = a.x;
-                av[g * 4 + 1] = a.y;
-                av[g * 4 + 2] = a.z;
-                av[g * 4 + 3] = a.w;
-            }
-#pragma unroll
-            for (int g = 0; g < TN / 4; g++) {
-                const float4 b = *(const float4 *)&Bs[buf][k][g * (TXN * 4) + tx * 4];
-                bv[g * 4 + 0] = b.x;
-                bv[g * 4 + 1] = b.y;
-                bv[g * 4 + 2] = b.z;
-                bv[g * 4 + 3] = b.w;
-            }
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-        }
+        for (int k = 0; k < BK; k++) fdnn_f32tile::outer_step<TM, TN, TYN, TXN>(acc, As[buf][k], Bs[buf][k], ty, tx);
         /* the other buffer was last read in slice t - 1, before this slice's barrier */
         if (t + 1 < nslices) stash(buf ^ 1);
         __syncthreads();
