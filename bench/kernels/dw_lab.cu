@@ -10,7 +10,9 @@
  * accumulation, so FLOAT must match to 1e-6 relative and HALF to its output rounding (1e-3
  * relative); the lab also checks (through the INFO log callback) that a __depthwise
  * implementation ran. Any mismatch or failed call prints FAIL.
- *   dw_lab [iters] [variant]    exit status 1 when any check or call fails
+ *   dw_lab [iters] [variant] [direction]    exit status 1 when any check or call fails
+ * direction: 0 forward, 1 backward data, 2 backward filter (default: all three). The tiled
+ * backward filter's shape can be swept with FREEDNN_CUDA_DW_BWT="cv,rows,bx" (see conv_depthwise.cu).
  * variant: 0 = the library's default kernels (3x3: row-tiled forward / stride-1 backward data,
  * tiled backward filter), 1 = its general kernels for every direction (FREEDNN_CUDA_DW_OLD=1,
  * the kernels before the 3x3 forms), to time the two on the same build. */
@@ -130,6 +132,8 @@ static int check_output(const void *got, const double *ref, size_t n, cudnnDataT
     return ok;
 }
 
+static int only_dir = -1; /* -1: all three directions */
+
 static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int stride, int iters)
 {
     const int esz = dt == CUDNN_DATA_HALF ? 2 : 4;
@@ -164,6 +168,7 @@ static void layer(cudnnHandle_t h, cudnnDataType_t dt, int N, int C, int H, int 
     cudaMemset(w, 0x3c, nw * esz);
     cudaMemset(y, 0x3c, ny * esz);
     for (int dir = 0; dir < 3; dir++) {
+        if (only_dir >= 0 && dir != only_dir) continue;
         int algo = 0, top = -1, cnt = 0;
         size_t wsz = 0;
         if (dir == 0) {
@@ -274,6 +279,8 @@ int main(int argc, char **argv)
     int iters = argc > 1 ? atoi(argv[1]) : 20;
     if (iters < 1) iters = 20;
     const int variant = argc > 2 ? atoi(argv[2]) : 0;
+    if (argc > 3) only_dir = atoi(argv[3]);
+    if (only_dir > 2) only_dir = -1;
     if (variant == 1) setenv("FREEDNN_CUDA_DW_OLD", "1", 1);
     else if (variant != 0) {
         printf("dw_lab: FAIL unknown variant %d (0 = default kernels, 1 = general kernels)\n", variant);

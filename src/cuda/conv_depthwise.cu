@@ -65,6 +65,28 @@ template <> struct VecLd<__nv_bfloat16, float, 2> {
     }
 };
 
+template <> struct VecLd<float, float, 4> {
+    static __device__ __forceinline__ void load(const float *p, float *v)
+    {
+        const float4 f = *reinterpret_cast<const float4 *>(p);
+        v[0] = f.x;
+        v[1] = f.y;
+        v[2] = f.z;
+        v[3] = f.w;
+    }
+};
+/* 16-bit types: one 8-byte load of two pairs */
+template <typename T> struct VecLd4x16 {
+    static __device__ __forceinline__ void load(const T *p, float *v)
+    {
+        const uint2 u = *reinterpret_cast<const uint2 *>(p);
+        VecLd<T, float, 2>::load(reinterpret_cast<const T *>(&u.x), v);
+        VecLd<T, float, 2>::load(reinterpret_cast<const T *>(&u.y), v + 2);
+    }
+};
+template <> struct VecLd<__half, float, 4> : VecLd4x16<__half> {};
+template <> struct VecLd<__nv_bfloat16, float, 4> : VecLd4x16<__nv_bfloat16> {};
+
 /* SMW: the block first copies the whole filter into shared memory as [tap][k] (accumulation
  * type), so that the threads of a warp, which hold consecutive channels when CF, read
  * consecutive words instead of taps R*S elements apart. The launcher enables it when K*R*S
@@ -509,15 +531,16 @@ __global__ void dw_bwd_filter_finish(ConvGeom G, int splits, const ACC *__restri
 
 /* ---- backward filter, tiled form: 3x3, dilation 1, stride 1 or 2 (both axes), channels
  * innermost in x and dy ---- */
-constexpr int BWT_TP = 4;        /* output rows per tile */
-constexpr int BWT_BX = 32;       /* channel vectors per block (threadIdx.x) */
-constexpr int BWT_BY = 8;        /* tile slots per block (threadIdx.y) */
-constexpr int BWT_TARGET = 1024; /* blocks the plan aims for */
+constexpr int BWT_THREADS = 256;  /* most threads per block */
+constexpr int BWT_TARGET = 1024;  /* blocks the plan aims for */
 
 struct BwtPlan {
     bool use;         /* the problem takes the tiled kernel */
     int st;           /* stride of both axes (1 or 2) */
-    int tp, tq, qw;   /* row bands per image (ceil(P / BWT_TP)), column tiles per band, columns per tile */
+    int cv;           /* channels per thread the plan is made for (the launch may use fewer, see below) */
+    int rows;         /* output rows per tile (2 or 4) */
+    int bx, by;       /* block: bx channel vectors (threadIdx.x) by by tile slots (threadIdx.y) */
+    int tp, tq, qw;   /* row bands per image (ceil(P / rows)), column tiles per band, columns per tile */
     long long tiles;  /* N * tp * tq */
     int gy;           /* grid.y; > 1: per-block partial sums in the workspace, reduced by a second kernel */
 };
@@ -532,9 +555,33 @@ static bool dw_old_kernels()
     return old;
 }
 
+/* FREEDNN_CUDA_DW_BWT="cv,rows,bx" overrides the tiled backward filter's channels per thread (1, 2
+ * or 4), rows per tile (2 or 4) and block width (1..256) for the lab's sweeps (a 0 or a missing
+ * field keeps the plan's choice). Read once per process, like FREEDNN_CUDA_DW_OLD. */
+struct BwtKnob {
+    int cv, rows, bx;
+};
+static BwtKnob bwt_knob()
+{
+    static const BwtKnob k = [] {
+        BwtKnob r = {0, 0, 0};
+        const char *v = fdnn_getenv("FREEDNN_CUDA_DW_BWT");
+        if (v && sscanf(v, "%d,%d,%d", &r.cv, &r.rows, &r.bx) < 1) r = BwtKnob{0, 0, 0};
+        if (r.cv != 1 && r.cv != 2 && r.cv != 4) r.cv = 0;
+        if (r.rows != 2 && r.rows != 4) r.rows = 0;
+        if (r.bx < 1 || r.bx > BWT_THREADS) r.bx = 0;
+        return r;
+    }();
+    return k;
+}
+
 /* Depends only on the problem (never on the device or the pointers), so results and the workspace
- * size are reproducible; the grid is planned for two-channel vectors, and with one channel per
- * thread only grid.x doubles, so the summation order of every channel is the same either way. */
+ * size are reproducible. The plan is made for cv channels per thread: 4 when K is a multiple of 4
+ * (one 8- or 16-byte load), else 2 (1 for DOUBLE). The block width bx spreads the K / cv channel
+ * vectors evenly over the fewest blocks of at most 32 lanes, so that K = 144 takes 2 x 18 lanes, not
+ * 2 x 32 with 28 idle. When the pointers or strides do not allow cv-wide loads the launch uses fewer
+ * channels per thread with the same bx, by and grid.y (more blocks along x), so every channel is
+ * summed in the same order either way. */
 static BwtPlan bwt_plan(const fdnn_conv_problem *p)
 {
     BwtPlan b = {};
@@ -543,18 +590,30 @@ static BwtPlan bwt_plan(const fdnn_conv_problem *p)
     b.use = !dw_old_kernels() && cf && p->flt[1] == 3 && p->flt[2] == 3 && p->dil[1] == 1 && p->dil[2] == 1 && p->stride[2] == st &&
             (st == 1 || st == 2);
     if (!b.use) return b;
+    const BwtKnob kn = bwt_knob();
+    const int esz = (int)fdnn_dtype_size(p->xtype);
     b.st = st;
+    b.cv = esz == 8 ? 1 : p->k % 4 == 0 ? 4 : 2;
+    if (kn.cv && esz != 8) b.cv = kn.cv;
     const int P = p->out[1], Q = p->out[2];
-    const long long kv2 = (p->k + 1) / 2;
-    b.tp = (P + BWT_TP - 1) / BWT_TP;
+    /* 4-row tiles pay on large stride-1 outputs (fewer x rows loaded twice); 2 rows elsewhere give
+     * more threads (bench/kernels/dw_lab.cu's sweep on the H200) */
+    b.rows = kn.rows ? kn.rows : st == 1 && P * Q >= 56 * 56 ? 4 : 2;
+    if (b.cv == 4 && st == 2) b.rows = 2; /* 4 rows of 4 channels at stride 2 spill */
+    const long long kvp = (p->k + b.cv - 1) / b.cv;
+    const long long nch = (kvp + 31) / 32;
+    b.bx = kn.bx ? kn.bx : (int)((kvp + nch - 1) / nch);
+    b.by = BWT_THREADS / b.bx < 16 ? BWT_THREADS / b.bx : 16;
+    if (b.by < 1) b.by = 1;
+    b.tp = (P + b.rows - 1) / b.rows;
     int tq = 1; /* split rows into column tiles (of >= 8 columns) until ~128K threads have work */
-    while (tq < 8 && Q / (tq * 2) >= 8 && kv2 * p->n * b.tp * tq < 131072) tq *= 2;
+    while (tq < 8 && Q / (tq * 2) >= 8 && kvp * p->n * b.tp * tq < 131072) tq *= 2;
     b.qw = (Q + tq - 1) / tq;
     b.tq = (Q + b.qw - 1) / b.qw; /* no empty tile */
     b.tiles = (long long)p->n * b.tp * b.tq;
-    const long long chunks = (p->k + 2 * BWT_BX - 1) / (2 * BWT_BX);
+    const long long chunks = (p->k + (long long)b.bx * b.cv - 1) / ((long long)b.bx * b.cv);
     long long gy = (BWT_TARGET + chunks - 1) / chunks;
-    const long long most = (b.tiles + BWT_BY - 1) / BWT_BY; /* every thread row has a tile */
+    const long long most = (b.tiles + b.by - 1) / b.by; /* every thread row has a tile */
     if (gy > most) gy = most;
     if (gy > 65535) gy = 65535;
     if (gy < 1) gy = 1;
@@ -562,102 +621,129 @@ static BwtPlan bwt_plan(const fdnn_conv_problem *p)
     return b;
 }
 
-/* CV adjacent channels of x at (ih, iw), zero outside the image */
-template <typename T, typename ACC, int CV>
-__device__ __forceinline__ void bwt_ldx(const ConvGeom &G, const T *xn, int ih, int iw, ACC *v)
-{
-    if (ih >= 0 && ih < G.in[1] && iw >= 0 && iw < G.in[2]) VecLd<T, ACC, CV>::load(xn + ih * G.xs[3] + iw * G.xs[4], v);
-    else
-#pragma unroll
-        for (int i = 0; i < CV; i++) v[i] = 0;
-}
+/* The raw bits of CV adjacent channels (one load of sizeof(T)*CV bytes), widened to the
+ * accumulation type only after every load of a step is issued. Converting each value as it
+ * arrives let NVCC reuse the load's register for the next load, so 16-bit types issued their
+ * loads two at a time and waited on each pair (the 16-bit tiled kernel ran 1.7x slower than the
+ * FLOAT one on the same tiles). */
+template <int B> struct BitsOf;
+template <> struct BitsOf<2> { using type = unsigned short; };
+template <> struct BitsOf<4> { using type = unsigned int; };
+template <> struct BitsOf<8> { using type = unsigned long long; };
+template <> struct BitsOf<16> { using type = uint4; };
 
-/* Block (channel chunk, tile group), threads (channel vector tx, tile slot ty). Thread: channels
- * k0 = (blockIdx.x*BWT_BX + tx)*CV .. k0+CV-1 (input channel k0 / m; CV == 2 only with m == 1),
- * tiles t = blockIdx.y*BWT_BY + ty, + gridDim.y*BWT_BY, ... (t -> (n, row band, column tile),
- * column tile fastest). A tile is output rows p0 .. p0+BWT_TP-1 (dy zero past P) and columns
- * qa .. qb-1; the thread walks its columns left to right, keeping the 3 input columns
+template <typename T, typename ACC, int CV> struct RawVec {
+    using R = typename BitsOf<sizeof(T) * CV>::type;
+    static __device__ __forceinline__ R load(const T *p) { return *reinterpret_cast<const R *>(p); }
+    /* R{} is all zero bits: 0.0 in every type */
+    static __device__ __forceinline__ R load_if(bool ok, const T *p) { return ok ? load(p) : R{}; }
+    static __device__ __forceinline__ void widen(const R &r, ACC *v) { VecLd<T, ACC, CV>::load(reinterpret_cast<const T *>(&r), v); }
+};
+
+/* Block (channel chunk, tile group) of blockDim.x = bx channel vectors (tx) by blockDim.y = by tile
+ * slots (ty). Thread: channels k0 = (blockIdx.x*bx + tx)*CV .. k0+CV-1 (input channel k0 / m;
+ * CV > 1 only with m == 1), tiles t = blockIdx.y*by + ty, + gridDim.y*by, ... (t -> (n, row band,
+ * column tile), column tile fastest). A tile is output rows p0 .. p0+TP-1 (dy zero past P) and
+ * columns qa .. qb-1; the thread walks its columns left to right, keeping the 3 input columns
  * iw = q*ST - pw + s (s = 0..2) of the LH input rows ih = p0*ST - ph + i in registers (win[s][i]),
- * so each x element of the tile is loaded once. acc[v*9 + r*3 + s] = sum of dy[p][q] *
- * x[p*ST - ph + r][q*ST - pw + s] for channel k0+v. The block then adds its BWT_BY tile slots in
- * slot order (shared memory) and either blends into dw (gridDim.y == 1) or stores the partial into
- * part[(blockIdx.y*K + k)*9 + tap]. */
-template <typename T, typename ACC, int CV, int ST>
-__global__ void __launch_bounds__(BWT_BX *BWT_BY)
+ * so each x element of the tile is loaded once; the dy values and new x columns of column q+1 are
+ * loaded before the products of column q. acc[v*9 + r*3 + s] = sum of dy[p][q] *
+ * x[p*ST - ph + r][q*ST - pw + s] for channel k0+v. The block then adds its by tile slots in slot
+ * order (dynamic shared memory, by*9*CV*bx accumulators) and either blends into dw (gridDim.y == 1)
+ * or stores the partial into part[(blockIdx.y*K + k)*9 + tap]. */
+template <typename T, typename ACC, int CV, int ST, int TP>
+__global__ void __launch_bounds__(BWT_THREADS)
 dw_bwf_tiled_kernel(ConvGeom G, int tp, int tq, int qw, long long tiles, const T *__restrict__ x, const T *__restrict__ dy,
                     T *dw, ACC *part, double alpha, double beta)
 {
-    constexpr int LH = (BWT_TP - 1) * ST + 3;
+    using RV = RawVec<T, ACC, CV>;
+    using R = typename RV::R;
+    constexpr int LH = (TP - 1) * ST + 3;
     constexpr int NA = 9 * CV;
-    __shared__ ACC red[BWT_BY][NA][BWT_BX];
-    const int P = G.out[1], Q = G.out[2];
-    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
-    const long long k0 = ((long long)blockIdx.x * BWT_BX + tx) * CV;
+    ACC *red = reinterpret_cast<ACC *>(dw_smem); /* [by][NA][bx] */
+    const int P = G.out[1], Q = G.out[2], H = G.in[1], W = G.in[2];
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y, bx = (int)blockDim.x, by = (int)blockDim.y;
+    const long long k0 = ((long long)blockIdx.x * bx + tx) * CV;
     ACC acc[NA];
 #pragma unroll
     for (int i = 0; i < NA; i++) acc[i] = 0;
-    if (k0 < G.k) { /* CV == 2 implies K even: k0 + 1 < K too */
+    if (k0 < G.k) { /* CV > 1 implies K % CV == 0: k0 + CV - 1 < K too */
         const T *xc = x + (k0 / G.kg) * G.xs[1];
         const T *dyk = dy + k0 * G.ys[1];
-        for (long long t = (long long)blockIdx.y * BWT_BY + ty; t < tiles; t += (long long)gridDim.y * BWT_BY) {
+        for (long long t = (long long)blockIdx.y * by + ty; t < tiles; t += (long long)gridDim.y * by) {
             const int qt = (int)(t % tq);
             const long long rest = t / tq;
             const int pt = (int)(rest % tp);
             const int n = (int)(rest / tp);
-            const int p0 = pt * BWT_TP, qa = qt * qw;
+            const int p0 = pt * TP, qa = qt * qw;
             const int qb = qa + qw < Q ? qa + qw : Q;
             const T *xn = xc + n * G.xs[0];
             const T *dyn = dyk + n * G.ys[0];
             const int h0 = p0 * ST - G.pad[1];
+            /* x (ih, iw), zero outside the image */
+            auto ldx = [&](int ih, int iw) { return RV::load_if(ih >= 0 && ih < H && iw >= 0 && iw < W, xn + ih * G.xs[3] + iw * G.xs[4]); };
             ACC win[3][LH][CV];
+            R gr[TP];
+            {
+                R xr[3][LH];
 #pragma unroll
-            for (int s = 0; s < 3; s++)
+                for (int s = 0; s < 3; s++)
 #pragma unroll
-                for (int i = 0; i < LH; i++) bwt_ldx<T, ACC, CV>(G, xn, h0 + i, qa * ST - G.pad[2] + s, win[s][i]);
+                    for (int i = 0; i < LH; i++) xr[s][i] = ldx(h0 + i, qa * ST - G.pad[2] + s);
+#pragma unroll
+                for (int j = 0; j < TP; j++) gr[j] = RV::load_if(p0 + j < P, dyn + (p0 + j) * G.ys[3] + qa * G.ys[4]);
+#pragma unroll
+                for (int s = 0; s < 3; s++)
+#pragma unroll
+                    for (int i = 0; i < LH; i++) RV::widen(xr[s][i], win[s][i]);
+            }
             for (int q = qa; q < qb; q++) {
-                ACC g[BWT_TP][CV];
+                ACC g[TP][CV];
 #pragma unroll
-                for (int j = 0; j < BWT_TP; j++) {
-                    if (p0 + j < P) VecLd<T, ACC, CV>::load(dyn + (p0 + j) * G.ys[3] + q * G.ys[4], g[j]);
-                    else
+                for (int j = 0; j < TP; j++) RV::widen(gr[j], g[j]);
 #pragma unroll
-                        for (int v = 0; v < CV; v++) g[j][v] = 0;
-                }
-#pragma unroll
-                for (int j = 0; j < BWT_TP; j++)
+                for (int j = 0; j < TP; j++)
 #pragma unroll
                     for (int r = 0; r < 3; r++)
 #pragma unroll
                         for (int s = 0; s < 3; s++)
 #pragma unroll
                             for (int v = 0; v < CV; v++) acc[v * 9 + r * 3 + s] += g[j][v] * win[s][j * ST + r][v];
-                if (q + 1 < qb) { /* slide: slot s of column q+1 is slot s+ST of column q */
+                if (q + 1 < qb) {
+                    /* column q+1: its dy and the ST new x columns (slots 3-ST .. 2 after the slide),
+                     * all loads issued before any is widened */
+                    R nx[ST][LH];
                     const int wn = (q + 1) * ST - G.pad[2];
 #pragma unroll
-                    for (int s = 0; s < 3; s++) {
-                        if (s + ST < 3) {
+                    for (int s = 0; s < ST; s++)
 #pragma unroll
-                            for (int i = 0; i < LH; i++)
+                        for (int i = 0; i < LH; i++) nx[s][i] = ldx(h0 + i, wn + 3 - ST + s);
 #pragma unroll
-                                for (int v = 0; v < CV; v++) win[s][i][v] = win[s + ST][i][v];
-                        } else {
+                    for (int j = 0; j < TP; j++) gr[j] = RV::load_if(p0 + j < P, dyn + (p0 + j) * G.ys[3] + (q + 1) * G.ys[4]);
+                    /* slide: slot s of column q+1 is slot s+ST of column q */
 #pragma unroll
-                            for (int i = 0; i < LH; i++) bwt_ldx<T, ACC, CV>(G, xn, h0 + i, wn + s, win[s][i]);
-                        }
-                    }
+                    for (int s = 0; s < 3 - ST; s++)
+#pragma unroll
+                        for (int i = 0; i < LH; i++)
+#pragma unroll
+                            for (int v = 0; v < CV; v++) win[s][i][v] = win[s + ST][i][v];
+#pragma unroll
+                    for (int s = 0; s < ST; s++)
+#pragma unroll
+                        for (int i = 0; i < LH; i++) RV::widen(nx[s][i], win[3 - ST + s][i]);
                 }
             }
         }
     }
 #pragma unroll
-    for (int i = 0; i < NA; i++) red[ty][i][tx] = acc[i];
+    for (int i = 0; i < NA; i++) red[(ty * NA + i) * bx + tx] = acc[i];
     __syncthreads();
-    for (int e = ty * BWT_BX + tx; e < NA * BWT_BX; e += BWT_BX * BWT_BY) {
-        const int ex = e % BWT_BX, ei = e / BWT_BX;
-        ACC sum = red[0][ei][ex];
-        for (int yy = 1; yy < BWT_BY; yy++) sum += red[yy][ei][ex];
+    for (int e = ty * bx + tx; e < NA * bx; e += bx * by) {
+        const int ex = e % bx, ei = e / bx;
+        ACC sum = red[ei * bx + ex];
+        for (int yy = 1; yy < by; yy++) sum += red[(yy * NA + ei) * bx + ex];
         const int v = ei / 9, tap = ei % 9;
-        const long long k = ((long long)blockIdx.x * BWT_BX + ex) * CV + v;
+        const long long k = ((long long)blockIdx.x * bx + ex) * CV + v;
         if (k >= G.k) continue;
         if (gridDim.y == 1) {
             const int r = tap / 3, s = tap % 3;
@@ -696,16 +782,21 @@ dw_bwf_tiled_finish(ConvGeom G, int splits, const ACC *__restrict__ part, T *dw,
 /* ---- launchers ---- */
 static bool aligned(const void *ptr, size_t a) { return ((uintptr_t)ptr % a) == 0; }
 
-/* CV = 2 for packed-channel tensors with m == 1: the channel pair (2i, 2i+1) is one aligned
- * vector in both tensors a and b (strides in elements). */
+/* CV adjacent channels per thread for packed-channel tensors with m == 1: the channel group
+ * (CV*i .. CV*i+CV-1) is one aligned vector in both tensors a and b (strides in elements). */
+template <typename T>
+static bool can_vec(const fdnn_conv_problem *p, int cv, const int64_t *as, const void *a, const int64_t *bs, const void *b)
+{
+    if (sizeof(T) == 8 || p->k != p->c || p->c % cv) return false;
+    if (as[1] != 1 || bs[1] != 1) return false;
+    for (int i = 0; i < 5; i++)
+        if (i != 1 && ((as[i] % cv) || (bs[i] % cv))) return false;
+    return aligned(a, cv * sizeof(T)) && aligned(b, cv * sizeof(T));
+}
 template <typename T>
 static bool can_vec2(const fdnn_conv_problem *p, const int64_t *as, const void *a, const int64_t *bs, const void *b)
 {
-    if (sizeof(T) == 8 || p->k != p->c || p->c % 2) return false;
-    if (as[1] != 1 || bs[1] != 1) return false;
-    for (int i = 0; i < 5; i++)
-        if (i != 1 && ((as[i] % 2) || (bs[i] % 2))) return false;
-    return aligned(a, 2 * sizeof(T)) && aligned(b, 2 * sizeof(T));
+    return can_vec<T>(p, 2, as, a, bs, b);
 }
 
 /* with the shared-memory filter, at most DW_SMW_BLOCKS blocks (grid-stride) amortise the copy */
@@ -822,13 +913,23 @@ cudnnStatus_t launch_bwd_data(cudnnHandle_t h, const fdnn_conv_problem *p, const
     return fdnn_cuda_check(cudaGetLastError(), "dw_bwd_data_kernel");
 }
 
-template <typename T, typename ACC, int CV, int ST>
+template <typename T, typename ACC, int CV, int ST, int TP>
 static void bwt_launch(cudaStream_t st, const BwtPlan &b, const ConvGeom &G, const fdnn_conv_args *a, ACC *part)
 {
     const long long kv = G.k / CV;
-    const dim3 grid((unsigned)((kv + BWT_BX - 1) / BWT_BX), (unsigned)b.gy), block(BWT_BX, BWT_BY);
-    dw_bwf_tiled_kernel<T, ACC, CV, ST><<<grid, block, 0, st>>>(G, b.tp, b.tq, b.qw, b.tiles, (const T *)a->x,
-                                                                (const T *)a->y, (T *)a->out, part, a->alpha, a->beta);
+    const dim3 grid((unsigned)((kv + b.bx - 1) / b.bx), (unsigned)b.gy), block((unsigned)b.bx, (unsigned)b.by);
+    const size_t smem = (size_t)b.bx * b.by * 9 * CV * sizeof(ACC);
+    dw_bwf_tiled_kernel<T, ACC, CV, ST, TP><<<grid, block, smem, st>>>(G, b.tp, b.tq, b.qw, b.tiles, (const T *)a->x,
+                                                                       (const T *)a->y, (T *)a->out, part, a->alpha, a->beta);
+}
+
+template <typename T, typename ACC, int CV>
+static void bwt_launch_cv(cudaStream_t st, const BwtPlan &b, const ConvGeom &G, const fdnn_conv_args *a, ACC *part)
+{
+    if (b.st == 1 && b.rows == 2) bwt_launch<T, ACC, CV, 1, 2>(st, b, G, a, part);
+    else if (b.st == 1) bwt_launch<T, ACC, CV, 1, 4>(st, b, G, a, part);
+    else if (b.rows == 2 || CV == 4) bwt_launch<T, ACC, CV, 2, 2>(st, b, G, a, part);
+    else bwt_launch<T, ACC, CV, 2, (CV == 4 ? 2 : 4)>(st, b, G, a, part); /* CV 4: never (4 rows at stride 2 spill) */
 }
 
 template <typename T, typename ACC>
@@ -840,14 +941,13 @@ cudnnStatus_t launch_bwd_filter_tiled(cudnnHandle_t h, const fdnn_conv_problem *
     if (b.gy > 1 && (!part || a->workspace_size < fdnn_cuda_conv_depthwise_workspace(p)))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "depthwise backward filter needs %zu bytes of workspace (got %zu)",
                          fdnn_cuda_conv_depthwise_workspace(p), a->workspace_size);
-    bool vec = false;
-    if constexpr (sizeof(T) != 8) vec = can_vec2<T>(p, p->xs, a->x, p->ys, a->y);
     if constexpr (sizeof(T) != 8) {
-        if (vec && b.st == 1) bwt_launch<T, ACC, 2, 1>(st, b, G, a, part);
-        else if (vec) bwt_launch<T, ACC, 2, 2>(st, b, G, a, part);
+        if (b.cv == 4 && can_vec<T>(p, 4, p->xs, a->x, p->ys, a->y)) bwt_launch_cv<T, ACC, 4>(st, b, G, a, part);
+        else if (b.cv >= 2 && can_vec<T>(p, 2, p->xs, a->x, p->ys, a->y)) bwt_launch_cv<T, ACC, 2>(st, b, G, a, part);
+        else bwt_launch_cv<T, ACC, 1>(st, b, G, a, part);
+    } else {
+        bwt_launch_cv<T, ACC, 1>(st, b, G, a, part);
     }
-    if (!vec && b.st == 1) bwt_launch<T, ACC, 1, 1>(st, b, G, a, part);
-    else if (!vec) bwt_launch<T, ACC, 1, 2>(st, b, G, a, part);
     cudnnStatus_t s = fdnn_cuda_check(cudaGetLastError(), "dw_bwf_tiled_kernel");
     if (s != CUDNN_STATUS_SUCCESS || b.gy == 1) return s;
     const long long warps = (long long)p->k * 9;
