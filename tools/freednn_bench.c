@@ -229,6 +229,7 @@ typedef struct {
     cudnnMathType_t math;
     int det;
     double tmin, tmed, tavg, host, tflops, gbs, maxerr, tol;
+    double host_mean; /* enqueue loop duration / N (host is the median enqueue time) */
     int verified; /* 0 no, 1 yes passed, -1 failed, 2 skipped (no memory for the reference) */
     size_t vpoints; /* verified on this many sampled points (0: the whole output) */
     double their_med; /* vs-lib median, 0 if none */
@@ -548,12 +549,19 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
         for (int i = 0; i < o->warmup; i++) CALL();
         fdt_sync(L->dev);
         /* back-to-back calls as a program makes them: events (GPU) around the whole loop, and
-         * the host time of the enqueue loop (no per-call events inside it) */
+         * the host time of each enqueue (clock reads only, no per-call events); the host time
+         * per call is their median, so that one descheduled call does not move it by
+         * microseconds, and host_mean the loop's duration / N */
         {
             fdt_gpu_timer *lt = L->dev ? fdt_gpu_timer_create(1, L->stream) : NULL;
+            double *hc = malloc(sizeof(double) * (size_t)o->iters);
             double l0 = fdt_now();
             if (lt) fdt_gpu_timer_start(lt, 0);
-            for (int i = 0; i < o->iters; i++) CALL();
+            for (int i = 0; i < o->iters; i++) {
+                const double c0 = fdt_now();
+                CALL();
+                if (hc) hc[i] = fdt_now() - c0;
+            }
             double l1 = fdt_now();
             if (lt) {
                 double tl = 0;
@@ -564,7 +572,13 @@ static void run_dir(const options *o, lib_ctx *L, const problem *pb, int pi, dir
             } else {
                 r->tloop = (l1 - l0) / o->iters;
             }
-            r->host = (l1 - l0) / o->iters;
+            r->host_mean = (l1 - l0) / o->iters;
+            r->host = r->host_mean;
+            if (hc) {
+                qsort(hc, (size_t)o->iters, sizeof(double), cmp_d);
+                r->host = o->iters % 2 ? hc[o->iters / 2] : 0.5 * (hc[o->iters / 2 - 1] + hc[o->iters / 2]);
+                free(hc);
+            }
         }
         /* GPU time alone: the same N calls captured into one CUDA graph and launched */
         if (o->graph && L->dev && L->stream) {
@@ -781,7 +795,7 @@ static void print_machine(const options *o, const problem *ps)
                 fprintf(f, ", \"onednn_min_ms\": %.6f, \"onednn_median_ms\": %.6f, \"onednn_ratio_min\": %.4f", r->dnnl_min * 1e3,
                         r->dnnl_med * 1e3, r->tmin / r->dnnl_min);
             if (r->peak_frac > 0) fprintf(f, ", \"peak_fraction\": %.4f", r->peak_frac);
-            fprintf(f, ", \"loop_ms\": %.6f", r->tloop * 1e3);
+            fprintf(f, ", \"loop_ms\": %.6f, \"host_mean_us\": %.3f", r->tloop * 1e3, r->host_mean * 1e6);
             if (r->tgraph > 0) fprintf(f, ", \"graph_ms\": %.6f", r->tgraph * 1e3);
             if (r->graph_err[0]) { fprintf(f, ", \"graph_error\": "); json_str(f, r->graph_err); }
             if (r->have_their && r->their_loop > 0)
@@ -866,7 +880,8 @@ static void usage(FILE *f)
 "P = (H + 2*pad - ((R-1)*dil + 1))/stride + 1, Q likewise, whatever the algorithm does.\n"
 "GB/s counts bytes of x + w + y once per call. CPU times: clock_gettime around each call;\n"
 "GPU times: CUDA events around each call (min, median); LoopTime = events around N\n"
-"back-to-back calls / N, as a program sees it; host time = duration of that enqueue loop / N.\n"
+"back-to-back calls / N, as a program sees it; host time = median time to enqueue one call\n"
+"in that loop (JSON host_mean_us: the loop's duration / N).\n"
 "Each library's handle gets its own non-blocking stream (cudnnSetStream).\n"
 "Exit status: 0 when every result verified (or --verify not given), 1 on a verification\n"
 "failure, 2 on a usage error. Entries the library does not support are reported with their\n"
