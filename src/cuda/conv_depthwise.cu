@@ -646,8 +646,8 @@ template <typename T, typename ACC, int CV> struct RawVec {
  * column tile), column tile fastest). A tile is output rows p0 .. p0+TP-1 (dy zero past P) and
  * columns qa .. qb-1; the thread walks its columns left to right, keeping the 3 input columns
  * iw = q*ST - pw + s (s = 0..2) of the LH input rows ih = p0*ST - ph + i in registers (win[s][i]),
- * so each x element of the tile is loaded once; the dy values and new x columns of column q+1 are
- * loaded before the products of column q. acc[v*9 + r*3 + s] = sum of dy[p][q] *
+ * so each x element of the tile is loaded once; after the products of column q, the dy values and
+ * new x columns of column q+1 are all loaded raw before any is widened. acc[v*9 + r*3 + s] = sum of dy[p][q] *
  * x[p*ST - ph + r][q*ST - pw + s] for channel k0+v. The block then adds its by tile slots in slot
  * order (dynamic shared memory, by*9*CV*bx accumulators) and either blends into dw (gridDim.y == 1)
  * or stores the partial into part[(blockIdx.y*K + k)*9 + tap]. */
@@ -926,10 +926,15 @@ static void bwt_launch(cudaStream_t st, const BwtPlan &b, const ConvGeom &G, con
 template <typename T, typename ACC, int CV>
 static void bwt_launch_cv(cudaStream_t st, const BwtPlan &b, const ConvGeom &G, const fdnn_conv_args *a, ACC *part)
 {
-    if (b.st == 1 && b.rows == 2) bwt_launch<T, ACC, CV, 1, 2>(st, b, G, a, part);
-    else if (b.st == 1) bwt_launch<T, ACC, CV, 1, 4>(st, b, G, a, part);
-    else if (b.rows == 2 || CV == 4) bwt_launch<T, ACC, CV, 2, 2>(st, b, G, a, part);
-    else bwt_launch<T, ACC, CV, 2, (CV == 4 ? 2 : 4)>(st, b, G, a, part); /* CV 4: never (4 rows at stride 2 spill) */
+    if (b.st == 1) {
+        if (b.rows == 2) bwt_launch<T, ACC, CV, 1, 2>(st, b, G, a, part);
+        else bwt_launch<T, ACC, CV, 1, 4>(st, b, G, a, part);
+    } else if constexpr (CV == 4) { /* the plan gives 4 channels at stride 2 two rows (4 rows spill) */
+        bwt_launch<T, ACC, CV, 2, 2>(st, b, G, a, part);
+    } else {
+        if (b.rows == 2) bwt_launch<T, ACC, CV, 2, 2>(st, b, G, a, part);
+        else bwt_launch<T, ACC, CV, 2, 4>(st, b, G, a, part);
+    }
 }
 
 template <typename T, typename ACC>
