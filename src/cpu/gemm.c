@@ -99,6 +99,7 @@ static inline int fdnn_in_parallel(void)
 DEFINE_OWN_GEMM(fdnn_sgemm_own, float)
 DEFINE_OWN_GEMM(fdnn_dgemm_own, double)
 
+#ifdef FDNN_HAVE_CBLAS
 /* BLAS insists on ld >= the row length even where only one row exists, and rejects the
  * overlapping (ld smaller than the row) inputs our own kernel handles; normalise, or report
  * that BLAS cannot take it. */
@@ -112,7 +113,6 @@ static int blas_ok(int ta, int tb, int m, int n, int k, int64_t *lda, int64_t *l
     return *lda >= arow && *ldb >= brow && *ldc >= n && *lda <= 0x7fffffff && *ldb <= 0x7fffffff && *ldc <= 0x7fffffff;
 }
 
-#ifdef FDNN_HAVE_CBLAS
 /* A pthreads OpenBLAS and our OpenMP regions fight for the cores (OpenMP workers spin after
  * each region while OpenBLAS wakes its own pool), which cost 3x on a 2-core machine. So we
  * make OpenBLAS single-threaded once and split the GEMM over OpenMP threads ourselves. */
