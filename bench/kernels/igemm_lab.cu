@@ -94,19 +94,20 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
 }
 
 /* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i;
- * HALO_CFG + 0, 1, 2: the halo kernel (conv_fwd_halo.cuh) in three block shapes */
-constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS;
+ * HALO_CFG + 0 .. 3: the halo kernel (conv_fwd_halo.cuh) in four block shapes */
+constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 4;
 static const char *cfg_name(int c)
 {
-    static const char *const names[HALO_CFG + 3] = {"128x128", "128x64", "64x64", "256x64", "256x128",
-        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256"};
-    return (unsigned)c < (unsigned)(HALO_CFG + 3) ? names[c] : "?";
+    static const char *const names[HALO_CFG + HALO_NCFG] = {"128x128", "128x64", "64x64", "256x64", "256x128",
+        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1"};
+    return (unsigned)c < (unsigned)(HALO_CFG + HALO_NCFG) ? names[c] : "?";
 }
-/* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256 */
+/* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256; + 3: 2 x 128
+ * with one window per warpgroup (the library's where the first does not fit) */
 static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H, int cfg)
 {
     const int v = cfg - HALO_CFG;
-    return fdnn_halo::halo_plan(P, elem, sms, H, v == 0 ? 3 : 2, v == 2 ? 256 : 128);
+    return fdnn_halo::halo_plan(P, elem, sms, H, v == 0 ? 3 : 2, v == 2 ? 256 : 128, v == 3 ? 1 : 2);
 }
 static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
 
@@ -238,7 +239,7 @@ int main(int argc, char **argv)
 #ifdef FDNN_HAVE_SM90A
     g_wgmma = prop.major == 9 && prop.minor == 0;
 #endif
-    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS + 3 : 0);
+    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS + HALO_NCFG : 0);
     printf("wgmma kernels: %s\n", g_wgmma ? "yes" : "no (not an sm_90a build on a 9.0 device)");
     cublasHandle_t cb;
     if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 2; }
@@ -289,6 +290,8 @@ int main(int argc, char **argv)
         {2, 64, 5, 300, 16, 3, 3, 1, 1, 1, 0, 0.0f, 64},
         {3, 128, 12, 10, 40, 2, 2, 1, 0, 1, 1, 0.0f, 128},
         {1, 64, 11, 3, 64, 1, 3, 1, 1, 1, 0, 0.0f, 64},
+        {2, 64, 40, 3, 48, 3, 3, 1, 1, 1, 0, 0.5f, 64}, /* pitch 5: a partial virtual row past bp, blended once */
+        {2, 64, 26, 5, 64, 3, 3, 1, 1, 1, 1, -1.0f, 64},
     };
     for (const Layer &L : small)
         for (int cfg = 0; cfg < (L.c % 64 ? MMA_NCONFIGS : ncfg); cfg++) {

@@ -26,9 +26,12 @@
  * the whole kernel.
  *
  * Work split: a persistent grid, one block of NWG (3) warpgroups per SM; each warpgroup is its own
- * worker (tiles w, w + workers, ...) with a two-stage ring of windows: it copies tile i+1's window
- * (cp.async) while its wgmmas run on tile i, and the warpgroups drift apart so that one's epilogue
- * overlaps the others' MMAs. Warpgroups synchronise with named barriers only (bar.sync 1 + wg,
+ * worker (tiles w, w + workers, ...) with a two-stage ring of windows (NBUF = 2): it copies tile
+ * i+1's window (cp.async) while its wgmmas run on tile i, and the warpgroups drift apart so that
+ * one's epilogue overlaps the others' MMAs. Where the filter is 144 KiB (3x3 over two planes: TF32
+ * with 64 channels, 16-bit types with 128) six windows do not fit; then NWG = 2 warpgroups keep one
+ * window each (NBUF = 1) and copy the next tile's window after the epilogue, while the other
+ * warpgroup's MMAs run. Warpgroups synchronise with named barriers only (bar.sync 1 + wg,
  * 128). The epilogue reuses the finished window: for 16-bit T with beta == 0, alpha * D rounded to
  * T and transposed to [pixel][channel] rows by stmatrix.trans; otherwise alpha * D as floats, half
  * the output channels at a time, blended with beta * y in float (one rounding). Either way each
@@ -56,11 +59,12 @@ struct HaloPlan {
     int tiles;         /* N * npb * nqb */
     int filt_bytes, stage_bytes, smem_bytes, grid;
     int nwg, tn;       /* warpgroups per block (workers per SM); virtual pixels per tile (the wgmma N) */
+    int nbuf;          /* windows per warpgroup: 2 (the next tile's copy overlaps this one's MMAs) or 1 */
 };
 
 __device__ __forceinline__ void wg_bar(int wg) { asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory"); }
 
-template <typename T, int NWG, int TN, int FR, int FS>
+template <typename T, int NWG, int TN, int NBUF, int FR, int FS, int PL>
 __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaConvParams P, const HaloPlan H)
 {
 #if FDNN_WGMMA_DEVICE
@@ -86,7 +90,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
         cp_async16(smem + f * 8192 + fdnn_wg::swz128(row, lc), src, ok ? 16 : 0);
     }
 
-    const uint32_t ring = smem + H.filt_bytes + wg * 2 * H.stage_bytes;
+    const uint32_t ring = smem + H.filt_bytes + wg * NBUF * H.stage_bytes;
     const int workers = NWG * gridDim.x;
     const long long img = (long long)P.h * P.w_ * P.c * (long long)sizeof(T);
     const int plane_bytes = H.hr * 128;
@@ -130,13 +134,20 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
     const int fp0 = (t >> 2) / H.pitch, fq0 = (t >> 2) - fp0 * H.pitch;
     const float alpha = P.alpha, beta = P.beta;
     int st = 0;
-    for (; tile < H.tiles; tile += workers, st ^= 1) {
+    for (bool first = true; tile < H.tiles; tile += workers, st = NBUF == 2 ? st ^ 1 : 0, first = false) {
         const uint32_t cur = ring + st * H.stage_bytes;
-        if (tile + workers < H.tiles) load_window(tile + workers, ring + (st ^ 1) * H.stage_bytes);
-        cp_async_commit();
-        cp_async_wait<1>(); /* this thread's copies of the current window */
+        if (NBUF == 2) {
+            if (tile + workers < H.tiles) load_window(tile + workers, ring + (st ^ 1) * H.stage_bytes);
+            cp_async_commit();
+            cp_async_wait<1>(); /* this thread's copies of the current window */
+        } else {
+            /* one window: the previous tile's epilogue has finished with it (its last wg_bar) */
+            if (!first) load_window(tile, cur);
+            cp_async_commit();
+            cp_async_wait<0>();
+        }
         fdnn_wg::fence_proxy_async();
-        wg_bar(wg);         /* everyone's in this warpgroup */
+        wg_bar(wg); /* everyone's in this warpgroup */
 
         float acc[TN / 2];
 #pragma unroll
@@ -151,7 +162,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
                 const uint32_t b0 = cur + (uint32_t)(r * P.dh * H.pitch + s * P.dw) * 128u;
                 const int f0 = (r * P.s + s) * H.planes;
 #pragma unroll
-                for (int pl = 0; pl < (FR ? 1 : H.planes); pl++) {
+                for (int pl = 0; pl < (PL ? PL : H.planes); pl++) {
                     const uint64_t db = fdnn_wg::desc128(b0 + pl * plane_bytes);
                     const uint64_t da = dfil + (uint64_t)(((f0 + pl) * 8192) >> 4);
 #pragma unroll
@@ -192,7 +203,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
             int pp = hh0, qq = ww0;
             for (int v = t >> 3; v < TN; v += 16) {
                 const int p = p0 + pp, q = q0 + qq;
-                if (qq < H.bq && p < P.p && q < P.q && cv * 8 < P.k)
+                if (qq < H.bq && pp < H.bp && p < P.p && q < P.q && cv * 8 < P.k)
                     *(uint4 *)(yt + ((long long)p * P.q + q) * P.k + cv * 8) = *(const uint4 *)(srow + v * 144 + cv * 16);
                 for (qq += 16; qq >= H.pitch; qq -= H.pitch) pp++;
             }
@@ -220,7 +231,7 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
             int pp = fp0, qq = fq0;
             for (int v = t >> 2; v < TN; v += 32) { /* 4 vectors of 8 channels per pixel */
                 const int p = p0 + pp, q = q0 + qq;
-                if (qq < H.bq && p < P.p && q < P.q && kk < P.k)
+                if (qq < H.bq && pp < H.bp && p < P.p && q < P.q && kk < P.k)
                     fdnn_wg::store8<T>(stg + v * STAGE_ROW + cv * 8, yt + ((long long)p * P.q + q) * P.k + kk, beta);
                 for (qq += 32; qq >= H.pitch; qq -= H.pitch) pp++;
             }
@@ -236,11 +247,11 @@ __global__ void __launch_bounds__(NWG * 128, 1) conv_fwd_halo_kernel(const MmaCo
 }
 
 /* Tiling for P (stride 1; T's 128-byte slices whole: C % (128 / elem) == 0; K <= 64, K % 8 == 0;
- * no split) with nwg warpgroups per block and tn-pixel tiles: the column block bq whose tiles
- * cost least (rounds of nwg * sms workers, each tile the MMAs of tn virtual pixels plus a small
- * charge for its window), among those whose filter and 2 * nwg windows fit in shared memory.
- * False when nothing fits or the problem is not the kernel's. */
-static inline bool halo_plan(const MmaConvParams &P, int elem, int sms, HaloPlan &H, int nwg = 3, int tn = 128)
+ * no split) with nwg warpgroups per block, tn-pixel tiles and nbuf windows per warpgroup: the
+ * column block bq whose tiles cost least (rounds of nwg * sms workers, each tile the MMAs of tn
+ * virtual pixels plus a small charge for its window), among those whose filter and nbuf * nwg
+ * windows fit in shared memory. False when nothing fits or the problem is not the kernel's. */
+static inline bool halo_plan(const MmaConvParams &P, int elem, int sms, HaloPlan &H, int nwg = 3, int tn = 128, int nbuf = 2)
 {
     if (P.sh != 1 || P.sw != 1 || P.k > 64 || P.k % 8 || P.splits > 1 || P.m == 0) return false;
     const int se = 128 / elem; /* elements per 128-byte slice */
@@ -257,7 +268,7 @@ static inline bool halo_plan(const MmaConvParams &P, int elem, int sms, HaloPlan
         long long stage = planes * hr * 128;
         if (stage < tn * STAGE_ROW * 4) stage = tn * STAGE_ROW * 4;
         stage = (stage + 1023) & ~1023LL;
-        const long long smem = filt + 2 * nwg * stage + 1024;
+        const long long smem = filt + (long long)nbuf * nwg * stage + 1024;
         if (smem > SMEM_LIMIT) continue;
         const long long nqb = (P.q + bq - 1) / bq, npb = (P.p + bp - 1) / bp, tiles = (long long)P.n * nqb * npb;
         if (tiles >= (1LL << 31)) continue;
@@ -279,6 +290,7 @@ static inline bool halo_plan(const MmaConvParams &P, int elem, int sms, HaloPlan
             H.grid = (int)((tiles + nwg - 1) / nwg < sms ? (tiles + nwg - 1) / nwg : sms);
             H.nwg = nwg;
             H.tn = tn;
+            H.nbuf = nbuf;
         }
     }
     return best >= 0;
@@ -291,38 +303,44 @@ static inline double halo_efficiency(const MmaConvParams &P, const HaloPlan &H)
     return (double)P.m / ((double)H.tiles * H.tn);
 }
 
-template <typename T, int NWG, int TN, int FR, int FS>
+template <typename T, int NWG, int TN, int NBUF, int FR, int FS, int PL>
 static cudaError_t halo_launch_k(const MmaConvParams &P, const HaloPlan &H, cudaStream_t st)
 {
     static unsigned long long opted = 0;
-    cudaError_t e = fdnn_ptx::opt_in_smem(conv_fwd_halo_kernel<T, NWG, TN, FR, FS>, SMEM_LIMIT, &opted);
+    cudaError_t e = fdnn_ptx::opt_in_smem(conv_fwd_halo_kernel<T, NWG, TN, NBUF, FR, FS, PL>, SMEM_LIMIT, &opted);
     if (e != cudaSuccess) return e;
-    conv_fwd_halo_kernel<T, NWG, TN, FR, FS><<<H.grid, NWG * 128, H.smem_bytes, st>>>(P, H);
+    conv_fwd_halo_kernel<T, NWG, TN, NBUF, FR, FS, PL><<<H.grid, NWG * 128, H.smem_bytes, st>>>(P, H);
     return cudaGetLastError();
 }
 
-/* 3x3 filters over one channel plane get the kernel with the tap loop unrolled */
-template <typename T, int NWG, int TN>
+/* 3x3 filters over one or two channel planes get the kernel with the tap loop unrolled */
+template <typename T, int NWG, int TN, int NBUF>
 static cudaError_t halo_launch_n(const MmaConvParams &P, const HaloPlan &H, cudaStream_t st)
 {
-    if (P.r == 3 && P.s == 3 && H.planes == 1) return halo_launch_k<T, NWG, TN, 3, 3>(P, H, st);
-    return halo_launch_k<T, NWG, TN, 0, 0>(P, H, st);
+    if (P.r == 3 && P.s == 3 && H.planes == 1) return halo_launch_k<T, NWG, TN, NBUF, 3, 3, 1>(P, H, st);
+    if (P.r == 3 && P.s == 3 && H.planes == 2) return halo_launch_k<T, NWG, TN, NBUF, 3, 3, 2>(P, H, st);
+    return halo_launch_k<T, NWG, TN, NBUF, 0, 0, 0>(P, H, st);
 }
 
-/* the library's shape: 3 warpgroups, 128-pixel tiles (halo_plan's default) */
+/* The library's shapes: 3 warpgroups with two 128-pixel windows each (halo_plan's default), or,
+ * where the filter leaves too little shared memory for that (TF32 over 64 channels, 16-bit types
+ * over 128: a 144 KiB filter), 2 warpgroups with one window each (halo_pick chooses) */
 template <typename T>
 static cudaError_t halo_launch(const MmaConvParams &P, const HaloPlan &H, cudaStream_t st)
 {
-    return halo_launch_n<T, 3, 128>(P, H, st);
+    if (H.nbuf == 1) return halo_launch_n<T, 2, 128, 1>(P, H, st);
+    return halo_launch_n<T, 3, 128, 2>(P, H, st);
 }
 
-/* any plan's shape: (3 warpgroups, 128-pixel tiles), (2, 128) or (2, 256); igemm_lab compares them
- * (fp16, 3x3 64->64, TFLOP/s: 224x224 at batch 32 417 / 344 / 375; 56x56 at batch 128 362 / 322 / 304) */
+/* any plan's shape: (3 warpgroups, 128-pixel tiles), (2, 128) or (2, 256), two windows each, or
+ * (2, 128) with one; igemm_lab compares them (fp16, 3x3 64->64, TFLOP/s: 224x224 at batch 32
+ * 417 / 344 / 375; 56x56 at batch 128 362 / 322 / 304) */
 template <typename T>
 static cudaError_t halo_launch_shape(const MmaConvParams &P, const HaloPlan &H, cudaStream_t st)
 {
-    if (H.nwg == 2) return H.tn == 256 ? halo_launch_n<T, 2, 256>(P, H, st) : halo_launch_n<T, 2, 128>(P, H, st);
-    return halo_launch_n<T, 3, 128>(P, H, st);
+    if (H.nwg == 2 && H.nbuf == 1) return halo_launch_n<T, 2, 128, 1>(P, H, st);
+    if (H.nwg == 2) return H.tn == 256 ? halo_launch_n<T, 2, 256, 2>(P, H, st) : halo_launch_n<T, 2, 128, 2>(P, H, st);
+    return halo_launch_n<T, 3, 128, 2>(P, H, st);
 }
 
 } /* namespace fdnn_halo */

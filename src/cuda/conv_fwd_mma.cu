@@ -69,12 +69,17 @@ int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
 /* the halo kernel takes P when its plan fits and, unless FREEDNN_CUDA_HALO=2, at least 80% of its
  * computed pixels are real outputs (fp16 3x3 64->64 in igemm_lab, TFLOP/s: 224x224 at batch 32 and
  * 56x56 at batch 128, 88% real, 417 and 362 against 293 and 277 for the 128x64 wgmma tiles; 56x56
- * at batch 32, 77% real, 257 against 254, but 3% slower than those tiles in freednn bench) */
+ * at batch 32, 77% real, 257 against 254, but 3% slower than those tiles in freednn bench). Where
+ * the three-warpgroup plan does not fit (a 144 KiB filter) the one-window plan is tried, from 75%
+ * real pixels: TF32 3x3 64->64 against the best wgmma tiles, 224x224 at batch 32 (83% real) 201
+ * against 158 TFLOP/s, 56x56 at batch 128 and 32 (77%) 169 against 152 and 150 against 137. */
 bool halo_pick(const fdnn_mma::MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H)
 {
     static const int mode = fdnn_env_int("FREEDNN_CUDA_HALO", 1);
-    if (mode == 0 || !fdnn_halo::halo_plan(P, elem, sms, H)) return false;
-    return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.8;
+    if (mode == 0) return false;
+    if (fdnn_halo::halo_plan(P, elem, sms, H)) return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.8;
+    if (fdnn_halo::halo_plan(P, elem, sms, H, 2, 128, 1)) return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.75;
+    return false;
 }
 
 /* f(T()) for the kernels' element type of x: __half, __nv_bfloat16, or float (TF32) */

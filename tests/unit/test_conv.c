@@ -380,36 +380,42 @@ int main(void)
      * and C <= 64 (its forward view swaps them); 3x3, 1x3, 3x1 and 2x2 filters, padding, dilation 2,
      * both modes, alpha/beta from scales(), and images of 24-34 pixels a side so that most of the
      * kernel's tiles are real output (the library takes it there by default; the gpu/test_conv_halo
-     * rerun forces it on every shape its plan fits). Elsewhere these are plain cases. */
+     * rerun forces it on every shape its plan fits). Cases 8-15 give the kernel two 128-byte channel
+     * planes and a 144 KiB 3x3 filter, where it keeps one window per warpgroup: FLOAT with TF32 math
+     * over 64 channels (odd i), HALF/BFLOAT16 over 128 (even i). Elsewhere these are plain cases. */
     {
         static const int HK[] = {64, 40, 64, 16, 56, 64, 8, 48};
         int fails[2] = {0, 0}, n = 0;
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < 16; i++) {
+            const int two = i >= 8, tf32 = two && i % 2;
+            const int wide = two && !tf32 ? 128 : 64; /* the channels of the kernel's input */
             for (int dir = 0; dir < 2; dir++) {
                 tcase t;
                 tc_random_shape(&t, 0);
                 t.g = 1;
-                t.c = dir == 0 ? 64 : 8 * th_randint(1, 8);
-                t.k = dir == 0 ? HK[i] : 64;
+                t.c = dir == 0 ? wide : 8 * th_randint(1, 8);
+                t.k = dir == 0 ? HK[i % 8] : wide;
                 t.n = th_randint(1, 2);
                 t.xlay = t.ylay = LAY_NHWC;
                 t.w_nhwc = 1;
                 t.mode = i % 3 == 1 ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
                 for (int a = 1; a < 3; a++) {
-                    t.flt[a] = i == 6 ? 2 : (i == 3 && a == 1) || (i == 5 && a == 2) ? 1 : 3;
-                    t.dil[a] = i == 4 ? 2 : 1;
+                    const int f = i % 8;
+                    t.flt[a] = f == 6 ? 2 : (f == 3 && a == 1) || (f == 5 && a == 2) ? 1 : 3;
+                    t.dil[a] = f == 4 ? 2 : 1;
                     t.stride[a] = 1;
                     const int eff = (t.flt[a] - 1) * t.dil[a] + 1;
                     t.pad[a] = th_randint(0, eff - 1);
                     t.in[a] = th_randint(24, 34);
                     t.out[a] = ref_conv_out_dim(t.in[a], t.pad[a], t.flt[a], t.dil[a], t.stride[a]);
                 }
-                pick_types(&t, i % 2 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF);
+                pick_types(&t, tf32 ? CUDNN_DATA_FLOAT : i % 4 == 1 || i % 4 == 2 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF);
+                if (tf32) t.math = CUDNN_TENSOR_OP_MATH; /* the small-integer inputs are exact in TF32 */
                 if (!run_case(h, dir, &t)) fails[dir]++;
                 n++;
             }
         }
-        printf("channels-last HALF/BFLOAT16, stride 1, K <= 64 (halo shapes): %d cases, forward %d and backward-data %d with failures\n", n,
+        printf("channels-last HALF/BFLOAT16/TF32, stride 1, K <= 64 (halo shapes): %d cases, forward %d and backward-data %d with failures\n", n,
                fails[0], fails[1]);
     }
     /* backward filter of HALF/BFLOAT16 packed NHWC problems with C and K multiples of 8 (KRSC
