@@ -94,13 +94,15 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
 }
 
 /* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i;
- * HALO_CFG + 0 .. 3: the halo kernel (conv_fwd_halo.cuh) in four block shapes */
-constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 4;
+ * HALO_CFG + 0 .. 3: the halo kernel (conv_fwd_halo.cuh) in four block shapes; TAIL_CFG: 128x256 tiles over
+ * the rows before a split and 128x128 ones after it (fdnn_wg::wg_launch_split), at the library's
+ * split (wg_tail_split) where it makes one, else at half of M, so that every shape runs both launches */
+constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 4, TAIL_CFG = HALO_CFG + HALO_NCFG;
 static const char *cfg_name(int c)
 {
-    static const char *const names[HALO_CFG + HALO_NCFG] = {"128x128", "128x64", "64x64", "256x64", "256x128",
-        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1"};
-    return (unsigned)c < (unsigned)(HALO_CFG + HALO_NCFG) ? names[c] : "?";
+    static const char *const names[TAIL_CFG + 1] = {"128x128", "128x64", "64x64", "256x64", "256x128",
+        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1", "wg-tail"};
+    return (unsigned)c <= (unsigned)TAIL_CFG ? names[c] : "?";
 }
 /* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256; + 3: 2 x 128
  * with one window per warpgroup (the library's where the first does not fit) */
@@ -110,11 +112,26 @@ static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::
     return fdnn_halo::halo_plan(P, elem, sms, H, v == 0 ? 3 : 2, v == 2 ? 256 : 128, v == 3 ? 1 : 2);
 }
 static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
+static int g_sms = 132;
+
+/* TAIL_CFG's split row: the library's, else half of M in whole 128-row tiles (0: none) */
+static int tail_split(const MmaConvParams &P)
+{
+    const int ms = fdnn_wg::wg_tail_split(P, g_sms);
+    if (ms > 0) return ms;
+    const int half = P.m / 2 / 128 * 128;
+    return half < P.m ? half : 0;
+}
 
 /* hp: the halo configurations' plan (made once per layer by run_layer) */
 template <typename T>
 static cudaError_t launch(const MmaConvParams &P, int cfg, const fdnn_halo::HaloPlan &hp)
 {
+    if (cfg == TAIL_CFG) {
+        const int ms = tail_split(P);
+        if (ms <= 0) return fdnn_wg::wg_launch<T>(P, fdnn_wg::WG_128x256, 0);
+        return fdnn_wg::wg_launch_split<T>(P, ms, fdnn_wg::WG_128x256, fdnn_wg::WG_128x128, 0);
+    }
     if (cfg >= HALO_CFG) return fdnn_halo::halo_launch_shape<T>(P, hp, 0);
     if (cfg >= MMA_NCONFIGS) return fdnn_wg::wg_launch<T>(P, (fdnn_wg::WgConfig)(cfg - MMA_NCONFIGS), 0);
     return mma_launch<T>(P, (MmaConfig)cfg, 0);
@@ -133,7 +150,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     P.kg = L.r * L.s * L.c;
     const int cfg = force_cfg >= 0 ? force_cfg : (int)mma_pick(P, sms);
     fdnn_halo::HaloPlan hp = {};
-    if (cfg >= HALO_CFG && !halo_plan_cfg(P, (int)sizeof(T), sms, hp, cfg)) return 1; /* not the halo kernel's problem: skipped */
+    if (cfg >= HALO_CFG && cfg < TAIL_CFG && !halo_plan_cfg(P, (int)sizeof(T), sms, hp, cfg)) return 1; /* not the halo kernel's problem: skipped */
     const long long nx = (long long)L.n * L.h * L.w * L.c, nw = (long long)L.k * P.kg, ny = (long long)P.m * L.k;
     T *x, *w, *y, *y0;
     float *ref;
@@ -156,7 +173,7 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     CK(cudaGetLastError());
     /* the library's split-K plan (float partials + an ordered reduction); none for the halo kernel */
     MmaSplit sp = mma_split(P.m, P.k, P.kg, (int)sizeof(T));
-    if (cfg >= HALO_CFG) sp.splits = 1;
+    if (cfg >= HALO_CFG) sp.splits = 1; /* the halo kernel and the head / tail launches: unsplit */
     float *ws = nullptr;
     if (sp.splits > 1) {
         CK(cudaMalloc(&ws, mma_split_bytes(sp, P.m, P.k)));
@@ -179,7 +196,8 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     printf("%-4s N%-3d C%-3d %3dx%-3d K%-3d %dx%d s%d p%d d%d %-4s b%-3.1f %-7s relerr %.1e %s", tn, L.n, L.c, L.h, L.w, L.k, L.r, L.s,
            L.str, L.pad, L.dil, L.flip ? "conv" : "xcor", L.beta, cfg_name(cfg), rel, pass ? "PASS" : "FAIL");
     if (sp.splits > 1) printf(" split-K %d x %d slices", sp.splits, sp.kt_per);
-    if (cfg >= HALO_CFG)
+    if (cfg == TAIL_CFG) printf(" [rows from %d on 128x128 tiles]", tail_split(P));
+    if (cfg >= HALO_CFG && cfg < TAIL_CFG)
         printf(" [%dx%d pitch %d, %d rows, %d tiles, %.0f%% useful, grid %d]", hp.bp, hp.bq, hp.pitch, hp.hr, hp.tiles,
                100 * fdnn_halo::halo_efficiency(P, hp), hp.grid);
     if (timed) {
@@ -239,7 +257,8 @@ int main(int argc, char **argv)
 #ifdef FDNN_HAVE_SM90A
     g_wgmma = prop.major == 9 && prop.minor == 0;
 #endif
-    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS + HALO_NCFG : 0);
+    const int ncfg = MMA_NCONFIGS + (g_wgmma ? fdnn_wg::WG_NCONFIGS + HALO_NCFG + 1 : 0);
+    g_sms = prop.multiProcessorCount;
     printf("wgmma kernels: %s\n", g_wgmma ? "yes" : "no (not an sm_90a build on a 9.0 device)");
     cublasHandle_t cb;
     if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) { printf("cublasCreate failed\n"); return 2; }

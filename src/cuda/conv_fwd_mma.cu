@@ -36,6 +36,7 @@ fdnn_mma::MmaConvParams make_params(const fdnn_conv_problem *p, const fdnn_conv_
     P.splits = 1;
     P.kt_per = 0;
     P.ws = NULL;
+    P.m_lo = 0;
     return P;
 }
 
@@ -202,8 +203,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
     cudaError_t e;
     if (wg) {
         /* Hopper: the warpgroup-MMA kernel, same problem, split plan and workspace */
-        const fdnn_wg::WgConfig wc = fdnn_wg::wg_pick(P, sms);
-        e = by_type(p->xtype, [&](auto z) { return fdnn_wg::wg_launch<decltype(z)>(P, wc, st); });
+        e = by_type(p->xtype, [&](auto z) { return fdnn_wg::wg_launch_auto<decltype(z)>(P, sms, st); });
         return fdnn_cuda_check(e, "conv_fwd__implicit_gemm_mma (wgmma)");
     }
     const fdnn_mma::MmaConfig cfg = fdnn_mma::mma_pick(P, sms);

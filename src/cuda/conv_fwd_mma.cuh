@@ -47,6 +47,7 @@ struct MmaConvParams {
     int splits;         /* split-K: blockIdx.z takes slices [z*kt_per, (z+1)*kt_per); 1 = none */
     int kt_per;         /* slices per split (with one split: at least all of them) */
     float *ws;          /* splits > 1: float partials [splits][M][K], 16-byte aligned */
+    int m_lo;           /* the first output row (of M) this launch computes: its grid covers rows m_lo .. m-1 */
 };
 
 constexpr int BK = 32;            /* reduction slice (16-bit elements; 64 bytes) */
@@ -108,7 +109,7 @@ conv_fwd_mma_kernel(const MmaConvParams P)
     T *y = (T *)P.y;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int m0 = P.m_lo + blockIdx.x * BM, n0 = blockIdx.y * BN;
 
     /* --- per-thread copy assignments, fixed for the whole reduction: chunk column lc (8
      * channels at kg offset lc*8 of each slice) of rows lr + i*64 of A and of B */
@@ -343,7 +344,7 @@ static cudaError_t tile_launch(Kern kern, int threads, int smem_bytes, unsigned 
 {
     cudaError_t e = fdnn_ptx::opt_in_smem(kern, smem_bytes, opted);
     if (e != cudaSuccess) return e;
-    dim3 grid((unsigned)((P.m + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN), (unsigned)(P.splits > 1 ? P.splits : 1));
+    dim3 grid((unsigned)((P.m - P.m_lo + BM - 1) / BM), (unsigned)((P.k + BN - 1) / BN), (unsigned)(P.splits > 1 ? P.splits : 1));
     kern<<<grid, threads, smem_bytes, st>>>(P);
     e = cudaGetLastError();
     if (e != cudaSuccess || P.splits <= 1) return e;

@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(THREADS, MINB) conv_fwd_wgmma_kernel(const Mma
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wg = warp >> 2, wl = warp & 3;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int m0 = P.m_lo + blockIdx.x * BM, n0 = blockIdx.y * BN;
     /* copy assignment: 16-byte chunk lc (EPC channels) of rows lr + 32 i, so that 8 neighbouring
      * threads copy one whole 128-byte row (one request per 32-byte sector) */
     const int lc = tid & 7, lr = tid >> 3;
@@ -391,7 +391,8 @@ static cudaError_t wg_launch_cfg(const MmaConvParams &P, cudaStream_t st)
  * K <= 128 and that grid covers the SMs (3x3 128->128, 28x28, batch 128: 431, 418 for 128x128
  * with two blocks per SM), else 128x128 with two blocks per SM; 128x256 when K is a multiple of
  * 256 (3x3 256->256, 14x14, batch 128: 518 against 479 for 128x128; the split-K 7x7 and 14x14
- * layers at batch 32: 265 against 207-243), else 128x128 with two blocks per SM. */
+ * layers at batch 32: 265 against 207-243; wg_launch_auto then moves a thin last round to 128x128
+ * tiles: 567), else 128x128 with two blocks per SM. */
 static inline WgConfig wg_pick(const MmaConvParams &P, int num_sms)
 {
     if (P.k <= 64) return WG_128x64_3;
@@ -416,6 +417,44 @@ static cudaError_t wg_launch(const MmaConvParams &P, WgConfig cfg, cudaStream_t 
     case WG_128x64_3: return wg_launch_cfg<T, 128, 64, 3, 3>(P, st); /* three blocks per SM */
     }
     return cudaErrorInvalidValue;
+}
+
+/* Wave tail of the 128x256 tiles: one block per SM, so T tiles take ceil(T / SMs) rounds, and a
+ * last round less than half full leaves most SMs idle for a whole tile's time (3x3 256->256 at
+ * 14x14, batch 128: 196 tiles on 132 SMs, the second round 64 tiles). Then the whole rounds stay
+ * 128x256 tiles over rows [0, m_split) and the rows past m_split go to a second launch of 128x128
+ * tiles (twice as many blocks, half the work each, so they fill about one round). Returns m_split,
+ * or 0 where the plain grid is as good (at most one round, a last round at least half full, or
+ * split-K). */
+static inline int wg_tail_split(const MmaConvParams &P, int num_sms)
+{
+    if (P.splits > 1 || num_sms <= 0) return 0;
+    const long long nn = (P.k + 255) / 256, mt = ((long long)P.m + 127) / 128, tiles = mt * nn;
+    const long long full = tiles / num_sms, rem = tiles - full * num_sms;
+    if (full < 1 || rem == 0 || 2 * rem > num_sms) return 0;
+    const long long head = full * num_sms / nn * 128; /* whole 128-row tiles of every column block */
+    return head > 0 && head < P.m ? (int)head : 0;
+}
+
+/* rows [0, m_split) on head tiles and [m_split, M) on tail tiles (unsplit problems) */
+template <typename T>
+static cudaError_t wg_launch_split(const MmaConvParams &P, int m_split, WgConfig head, WgConfig tail, cudaStream_t st)
+{
+    MmaConvParams H = P, L = P;
+    H.m = m_split;
+    L.m_lo = m_split;
+    const cudaError_t e = wg_launch<T>(H, head, st);
+    return e != cudaSuccess ? e : wg_launch<T>(L, tail, st);
+}
+
+/* the library's launch: wg_pick's tiles, with the wave tail of 128x256 grids on 128x128 tiles */
+template <typename T>
+static cudaError_t wg_launch_auto(const MmaConvParams &P, int num_sms, cudaStream_t st)
+{
+    const WgConfig wc = wg_pick(P, num_sms);
+    const int m_split = wc == WG_128x256 ? wg_tail_split(P, num_sms) : 0;
+    if (m_split > 0) return wg_launch_split<T>(P, m_split, WG_128x256, WG_128x128, st);
+    return wg_launch<T>(P, wc, st);
 }
 
 } /* namespace fdnn_wg */
