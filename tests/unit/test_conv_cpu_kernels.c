@@ -15,6 +15,14 @@
 static int skipped;
 static cudnnConvolutionFwdAlgo_t g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
 static cudnnConvolutionBwdFilterAlgo_t g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+/* data type of x, w, y and the convolution's compute type (HALF / BFLOAT16: the CPU backend
+ * widens them to float for the kernels above, conv_cvt_f32.c) */
+static cudnnDataType_t g_type = CUDNN_DATA_FLOAT, g_ctype = CUDNN_DATA_FLOAT;
+
+static const char *fdnn_test_type_name(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_HALF ? "half" : t == CUDNN_DATA_BFLOAT16 ? "bf16" : "float";
+}
 
 typedef struct {
     int n, c, k, h, w, r, s, ph, pw, sh, sw, dh, dw, p, q, flip, nhwc, wnhwc;
@@ -40,12 +48,12 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     TH_OK(cudnnCreateFilterDescriptor(&wd));
     TH_OK(cudnnCreateConvolutionDescriptor(&cd));
     cudnnTensorFormat_t f = pb->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-    TH_OK(cudnnSetTensor4dDescriptor(xd, f, CUDNN_DATA_FLOAT, pb->n, pb->c, pb->h, pb->w));
-    TH_OK(cudnnSetTensor4dDescriptor(yd, f, CUDNN_DATA_FLOAT, pb->n, pb->k, pb->p, pb->q));
+    TH_OK(cudnnSetTensor4dDescriptor(xd, f, g_type, pb->n, pb->c, pb->h, pb->w));
+    TH_OK(cudnnSetTensor4dDescriptor(yd, f, g_type, pb->n, pb->k, pb->p, pb->q));
     int g = pb->g > 1 ? pb->g : 1, cg = pb->c / g;
-    TH_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, pb->wnhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, pb->k, cg, pb->r, pb->s));
+    TH_OK(cudnnSetFilter4dDescriptor(wd, g_type, pb->wnhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, pb->k, cg, pb->r, pb->s));
     TH_OK(cudnnSetConvolution2dDescriptor(cd, pb->ph, pb->pw, pb->sh, pb->sw, pb->dh, pb->dw,
-                                          pb->flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+                                          pb->flip ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION, g_ctype));
     TH_OK(cudnnSetConvolutionGroupCount(cd, g));
     size_t nx = (size_t)pb->n * pb->c * pb->h * pb->w, nw = (size_t)pb->k * cg * pb->r * pb->s, ny = (size_t)pb->n * pb->k * pb->p * pb->q;
     double *x = malloc(nx * 8), *w = malloc(nw * 8), *y = malloc(ny * 8);
@@ -77,12 +85,13 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
         return 0;
     }
     /* the reference works on the layouts directly, so the flat arrays already are in them */
-    void *bx = th_alloc(h, nx * 4), *bw = th_alloc(h, nw * 4), *by = th_alloc(h, ny * 4);
+    const size_t es = g_type == CUDNN_DATA_FLOAT ? 4 : 2;
+    void *bx = th_alloc(h, nx * es), *bw = th_alloc(h, nw * es), *by = th_alloc(h, ny * es);
     void *bo = dir == 0 ? by : dir == 1 ? bx : bw;
-    th_from_double(x, CUDNN_DATA_FLOAT, hb, nx); th_upload(h, bx, hb, nx * 4);
-    th_from_double(w, CUDNN_DATA_FLOAT, hb, nw); th_upload(h, bw, hb, nw * 4);
-    th_from_double(y, CUDNN_DATA_FLOAT, hb, ny); th_upload(h, by, hb, ny * 4);
-    th_from_double(prev, CUDNN_DATA_FLOAT, hb, nout); th_upload(h, bo, hb, nout * 4);
+    th_from_double(x, g_type, hb, nx); th_upload(h, bx, hb, nx * es);
+    th_from_double(w, g_type, hb, nw); th_upload(h, bw, hb, nw * es);
+    th_from_double(y, g_type, hb, ny); th_upload(h, by, hb, ny * es);
+    th_from_double(prev, g_type, hb, nout); th_upload(h, bo, hb, nout * es);
     size_t ws = 0;
     float fa = (float)alpha, fb = (float)beta;
     cudnnStatus_t st;
@@ -92,28 +101,28 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     if (st == CUDNN_STATUS_NOT_SUPPORTED) {
         skipped++;
     } else {
-        TH_CHECK(st == CUDNN_STATUS_SUCCESS, "workspace query: status %d", (int)st);
+        { char em[300] = ""; cudnnGetLastErrorString(em, sizeof em); TH_CHECK(st == CUDNN_STATUS_SUCCESS, "workspace query: status %d %s", (int)st, em); }
         void *wsb = ws ? th_alloc(h, ws) : NULL;
         if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, g_fwd_algo, wsb, ws, &fb, yd, by);
         else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws, &fb, xd, bx);
         else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, g_bwf_algo, wsb, ws, &fb, wd, bw);
         char what[200];
-        snprintf(what, sizeof what, "%s g%d n%d c%d k%d %dx%d f%dx%d pad%d,%d str%d,%d dil%d,%d %s %s %s a%g b%g",
-                 dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", g, pb->n, pb->c, pb->k, pb->h, pb->w, pb->r, pb->s, pb->ph, pb->pw,
+        snprintf(what, sizeof what, "%s %s g%d n%d c%d k%d %dx%d f%dx%d pad%d,%d str%d,%d dil%d,%d %s %s %s a%g b%g",
+                 fdnn_test_type_name(g_type), dir == 0 ? "fwd" : dir == 1 ? "bwd-data" : "bwd-filter", g, pb->n, pb->c, pb->k, pb->h, pb->w, pb->r, pb->s, pb->ph, pb->pw,
                  pb->sh, pb->sw, pb->dh, pb->dw, pb->flip ? "conv" : "xcorr", pb->nhwc ? "nhwc" : "nchw", pb->wnhwc ? "krsc" : "kcrs", alpha, beta);
         if (TH_CHECK(st == CUDNN_STATUS_SUCCESS, "%s: status %d %s", what, (int)st, cudnnGetErrorString(st))) {
-            th_download(h, hb, bo, nout * 4);
-            th_to_double(hb, CUDNN_DATA_FLOAT, got, nout);
-            th_compare(what, got, want, nout, th_tolerance("conv", CUDNN_DATA_FLOAT));
+            th_download(h, hb, bo, nout * es);
+            th_to_double(hb, g_type, got, nout);
+            th_compare(what, got, want, nout, th_tolerance("conv", g_type));
             if (ws) {   /* too little workspace: BAD_PARAM, output untouched */
-                th_upload(h, bo, hb, nout * 4);
+                th_upload(h, bo, hb, nout * es);
                 if (dir == 0) st = cudnnConvolutionForward(h, &fa, xd, bx, wd, bw, cd, g_fwd_algo, wsb, ws - 1, &fb, yd, by);
                 else if (dir == 1) st = cudnnConvolutionBackwardData(h, &fa, wd, bw, yd, by, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, wsb, ws - 1, &fb, xd, bx);
                 else st = cudnnConvolutionBackwardFilter(h, &fa, xd, bx, yd, by, cd, g_bwf_algo, wsb, ws - 1, &fb, wd, bw);
                 TH_CHECK(st == CUDNN_STATUS_BAD_PARAM, "%s: workspace-1 gives %d, want BAD_PARAM", what, (int)st);
-                float *chk = malloc(nout * 4);
-                th_download(h, chk, bo, nout * 4);
-                TH_CHECK(memcmp(chk, hb, nout * 4) == 0, "%s: output changed by a failed call", what);
+                float *chk = malloc(nout * es);
+                th_download(h, chk, bo, nout * es);
+                TH_CHECK(memcmp(chk, hb, nout * es) == 0, "%s: output changed by a failed call", what);
                 free(chk);
             }
         }
@@ -242,6 +251,30 @@ int main(void)
             }
     }
     printf("skipped (NOT_SUPPORTED): %d\n", skipped);
+    /* HALF and BFLOAT16 (compute FLOAT, or the same type) on the same forced algorithms: the CPU
+     * backend widens them into the workspace and runs the FLOAT kernels (direct NHWC, depthwise,
+     * the GEMM forms), then rounds once; integer data, the type's tolerance (sums beyond the
+     * type's exact integers round), NaN-prefilled outputs for beta = 0, too-small workspace */
+    {
+        static const cudnnDataType_t types[2] = { CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16 };
+        for (int ti = 0; ti < 2; ti++)
+            for (int dir = 0; dir < 3; dir++)
+                for (int t = 0; t < 12; t++) {
+                    g_type = types[ti];
+                    g_ctype = t % 3 == 2 ? types[ti] : CUDNN_DATA_FLOAT;
+                    g_fwd_algo = t % 4 == 3 ? CUDNN_CONVOLUTION_FWD_ALGO_GEMM : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+                    g_bwf_algo = t % 4 == 3 ? CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+                    prob pb;
+                    int a = th_randint(0, 3);
+                    if (!random_prob(&pb, dir)) { t--; continue; }
+                    if (t % 4 == 3) pb.nhwc = pb.wnhwc = 0, pb.g = 1; /* the GEMM forms: NCHW, KCRS */
+                    if (pb.g > 1) pb.k = pb.c;
+                    if (!run_case(h, &pb, dir, ab[a][0], ab[a][1])) t--;
+                }
+        g_type = g_ctype = CUDNN_DATA_FLOAT;
+        g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+    }
     cudnnDestroy(h);
     return th_finish();
 }
