@@ -19,6 +19,11 @@ static inline void fdnn_cpu_conv_blend(const fdnn_conv_args *a, cudnnDataType_t 
 }
 
 int fdnn_cpu_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t n);
+
+/* AVX-512 conversions of contiguous runs (cvt_avx512.c; only with FDNN_HAVE_AVX512 and after
+ * fdnn_cpu_has_avx512()): HALF (half != 0) or BFLOAT16 to float, and float to them (nearest even) */
+void fdnn_avx512_widen16(const uint16_t *s, int half, size_t n, float *d);
+void fdnn_avx512_narrow16(const float *s, int half, size_t n, uint16_t *d);
 /* 1 if the convolution is 1x1, stride 1, unpadded, so x itself is the column matrix */
 int fdnn_cpu_conv_is_unit(const fdnn_conv_problem *p);
 /* 1 if the spatial dims of a tensor with strides s are packed (D,H,W contiguous, W innermost) */

@@ -5,12 +5,14 @@
  * caller's alpha / beta (the output, widened first when beta != 0), and its float result is
  * rounded once to the output type, element by element, so nothing outside the tensor's
  * elements is written. Accumulation is in float whatever the compute type (HALF compute is
- * never less accurate this way). Not done: widening inside the microkernels (AVX512_BF16), which
- * would save the copies. */
+ * never less accurate this way). The conversions of contiguous runs use AVX-512 where the CPU has
+ * it (cvt_avx512.c). Not done: widening inside the microkernels (AVX512_BF16), which would save
+ * the copies. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "conv_cpu.h"
+#include "cpu_features.h"
 
 extern const fdnn_conv_impl fdnn_conv_fwd__direct_nhwc, fdnn_conv_bwd_data__direct_nhwc, fdnn_conv_bwd_filter__direct_nhwc;
 extern const fdnn_conv_impl fdnn_conv_fwd__depthwise_nhwc, fdnn_conv_bwd_data__depthwise_nhwc, fdnn_conv_bwd_filter__depthwise_nhwc;
@@ -80,10 +82,31 @@ static size_t cvt_workspace(const fdnn_conv_impl *in, const fdnn_conv_problem *p
     return b + in->workspace(&q);
 }
 
+/* a contiguous run converted with AVX-512 in chunks over the threads; 0 where the CPU or the
+ * build has no AVX-512 */
+static int run_avx512(const void *src, void *dst, int to_float, int half, size_t n)
+{
+#ifdef FDNN_HAVE_AVX512
+    if (!fdnn_cpu_has_avx512()) return 0;
+    const int64_t chunks = (int64_t)((n + 16383) / 16384);
+#pragma omp parallel for schedule(static) if (chunks > 4)
+    for (int64_t ch = 0; ch < chunks; ch++) {
+        const size_t a = (size_t)ch * 16384, len = n - a < 16384 ? n - a : 16384;
+        if (to_float) fdnn_avx512_widen16((const uint16_t *)src + a, half, len, (float *)dst + a);
+        else fdnn_avx512_narrow16((const float *)src + a, half, len, (uint16_t *)dst + a);
+    }
+    return 1;
+#else
+    (void)src; (void)dst; (void)to_float; (void)half; (void)n;
+    return 0;
+#endif
+}
+
 /* dst[i] = src[i] widened, i < n (the whole span: gaps between elements are copied too, harmlessly) */
 static void widen(const void *src, cudnnDataType_t t, size_t n, float *dst)
 {
     const uint16_t *s = src;
+    if (run_avx512(src, dst, 1, t == CUDNN_DATA_HALF, n)) return;
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) dst[i] = t == CUDNN_DATA_HALF ? fdnn_half_to_float(s[i]) : fdnn_bf16_to_float(s[i]);
 }
@@ -96,6 +119,8 @@ static void narrow(const fdnn_conv_problem *p, int which, const float *src, cudn
     const int64_t *s = strides_of(p, which);
     uint16_t *o = dst;
     const int64_t outer = (int64_t)d[0] * d[1];
+    /* a packed tensor (no gaps: its span is its element count) converts as one run */
+    if ((size_t)outer * d[2] * d[3] * d[4] == span_of(p, which) && run_avx512(src, dst, 0, t == CUDNN_DATA_HALF, span_of(p, which))) return;
 #pragma omp parallel for schedule(static) if (outer * d[2] * d[3] * d[4] > 65536)
     for (int64_t nc = 0; nc < outer; nc++) {
         const int64_t base = (nc / d[1]) * s[0] + (nc % d[1]) * s[1];

@@ -162,6 +162,64 @@ static int random_prob(prob *pb, int dir)
     return pb->p >= 1 && pb->q >= 1;
 }
 
+/* Every HALF / BFLOAT16 bit pattern through a 1x1 convolution with one channel and weight v
+ * (alpha 1, beta 0): the float product x*v is exact, so y must be the harness's own rounding of
+ * it (to nearest even), bit for bit, with NaN staying NaN; v = 1 gives back x itself. Checks the
+ * widening and the final rounding of the HALF / BFLOAT16 entries on every input, subnormals,
+ * overflow to infinity and ties included (zeros by value: the sum starts at +0). */
+static void every_bit_pattern(cudnnHandle_t h, cudnnDataType_t t, double v, int nhwc)
+{
+    const int H = 256, W = 256;
+    const size_t n = (size_t)H * W;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    TH_OK(cudnnCreateTensorDescriptor(&xd));
+    TH_OK(cudnnCreateTensorDescriptor(&yd));
+    TH_OK(cudnnCreateFilterDescriptor(&wd));
+    TH_OK(cudnnCreateConvolutionDescriptor(&cd));
+    const cudnnTensorFormat_t f = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    TH_OK(cudnnSetTensor4dDescriptor(xd, f, t, 1, 1, H, W));
+    TH_OK(cudnnSetTensor4dDescriptor(yd, f, t, 1, 1, H, W));
+    TH_OK(cudnnSetFilter4dDescriptor(wd, t, f, 1, 1, 1, 1));
+    TH_OK(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    uint16_t *hx = malloc(n * 2), *hy = malloc(n * 2), *want = malloc(n * 2), hw;
+    double *dx = malloc(n * 8), *dy = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) hx[i] = (uint16_t)i;
+    th_to_double(hx, t, dx, n);
+    for (size_t i = 0; i < n; i++) dy[i] = dx[i] * v;
+    th_from_double(dy, t, want, n);
+    th_from_double(&v, t, &hw, 1);
+    void *bx = th_alloc(h, n * 2), *by = th_alloc(h, n * 2), *bw = th_alloc(h, 2);
+    th_upload(h, bx, hx, n * 2);
+    th_upload(h, bw, &hw, 2);
+    const float one = 1, zero = 0;
+    cudnnConvolutionFwdAlgoPerf_t perf[8];
+    int got = 0;
+    TH_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 8, &got, perf));
+    size_t ws = 0;
+    TH_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, perf[0].algo, &ws));
+    void *wsb = ws ? th_alloc(h, ws) : NULL;
+    TH_OK(cudnnConvolutionForward(h, &one, xd, bx, wd, bw, cd, perf[0].algo, wsb, ws, &zero, yd, by));
+    th_download(h, hy, by, n * 2);
+    int bad = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int nan_want = dy[i] != dy[i];
+        double g;
+        th_to_double(&hy[i], t, &g, 1);
+        /* a sum starts from +0, so -0 * v comes out +0: zeros compare by value */
+        const int ok = nan_want ? g != g : hy[i] == want[i] || (g == 0 && dy[i] == 0);
+        if (!ok && !bad++) first = i;
+    }
+    TH_CHECK(bad == 0, "%s %s every bit pattern times %g: %d wrong, first input 0x%04x gave 0x%04x, want 0x%04x",
+             t == CUDNN_DATA_HALF ? "half" : "bf16", nhwc ? "nhwc" : "nchw", v, bad, (unsigned)first, hy[first], want[first]);
+    th_free(h, wsb); th_free(h, bx); th_free(h, by); th_free(h, bw);
+    free(hx); free(hy); free(want); free(dx); free(dy);
+    cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd);
+}
+
 int main(void)
 {
     th_seed(8);
@@ -274,6 +332,9 @@ int main(void)
         g_type = g_ctype = CUDNN_DATA_FLOAT;
         g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
         g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+        static const double vs[3] = { 1.0, 0.75, -1.5 };
+        for (int ti = 0; ti < 2; ti++)
+            for (int vi = 0; vi < 3; vi++) every_bit_pattern(h, types[ti], vs[vi], vi == 1);
     }
     cudnnDestroy(h);
     return th_finish();
