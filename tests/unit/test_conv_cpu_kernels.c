@@ -38,15 +38,28 @@ static void layout(int nhwc, int n, int c, int h, int w, ref_conv_layout *l)
     else { l->s[4] = 1; l->s[3] = w; l->s[1] = (int64_t)h * w; l->s[0] = (int64_t)c * h * w; }
 }
 
+/* the four descriptors of a case */
+static void descs_create(cudnnTensorDescriptor_t *xd, cudnnTensorDescriptor_t *yd, cudnnFilterDescriptor_t *wd, cudnnConvolutionDescriptor_t *cd)
+{
+    TH_OK(cudnnCreateTensorDescriptor(xd));
+    TH_OK(cudnnCreateTensorDescriptor(yd));
+    TH_OK(cudnnCreateFilterDescriptor(wd));
+    TH_OK(cudnnCreateConvolutionDescriptor(cd));
+}
+static void descs_destroy(cudnnTensorDescriptor_t xd, cudnnTensorDescriptor_t yd, cudnnFilterDescriptor_t wd, cudnnConvolutionDescriptor_t cd)
+{
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+}
+
 static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, double beta)
 {
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
-    TH_OK(cudnnCreateTensorDescriptor(&xd));
-    TH_OK(cudnnCreateTensorDescriptor(&yd));
-    TH_OK(cudnnCreateFilterDescriptor(&wd));
-    TH_OK(cudnnCreateConvolutionDescriptor(&cd));
+    descs_create(&xd, &yd, &wd, &cd);
     cudnnTensorFormat_t f = pb->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     TH_OK(cudnnSetTensor4dDescriptor(xd, f, g_type, pb->n, pb->c, pb->h, pb->w));
     TH_OK(cudnnSetTensor4dDescriptor(yd, f, g_type, pb->n, pb->k, pb->p, pb->q));
@@ -80,8 +93,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     for (size_t i = 0; i < nout; i++) nonzero |= want[i] != 0 && !isnan(want[i]);
     if (!nonzero) {   /* every tap in the padding: a degenerate problem proves nothing, draw another */
         free(x); free(w); free(y); free(want); free(got); free(prev); free(hb);
-        cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd);
-        cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd);
+        descs_destroy(xd, yd, wd, cd);
         return 0;
     }
     /* the reference works on the layouts directly, so the flat arrays already are in them */
@@ -130,8 +142,7 @@ static int run_case(cudnnHandle_t h, const prob *pb, int dir, double alpha, doub
     }
     th_free(h, bx); th_free(h, bw); th_free(h, by);
     free(x); free(w); free(y); free(want); free(got); free(prev); free(hb);
-    cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd);
-    cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd);
+    descs_destroy(xd, yd, wd, cd);
     return 1;
 }
 
@@ -174,10 +185,7 @@ static void every_bit_pattern(cudnnHandle_t h, cudnnDataType_t t, double v, int 
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
-    TH_OK(cudnnCreateTensorDescriptor(&xd));
-    TH_OK(cudnnCreateTensorDescriptor(&yd));
-    TH_OK(cudnnCreateFilterDescriptor(&wd));
-    TH_OK(cudnnCreateConvolutionDescriptor(&cd));
+    descs_create(&xd, &yd, &wd, &cd);
     const cudnnTensorFormat_t f = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     TH_OK(cudnnSetTensor4dDescriptor(xd, f, t, 1, 1, H, W));
     TH_OK(cudnnSetTensor4dDescriptor(yd, f, t, 1, 1, H, W));
@@ -216,8 +224,7 @@ static void every_bit_pattern(cudnnHandle_t h, cudnnDataType_t t, double v, int 
              t == CUDNN_DATA_HALF ? "half" : "bf16", nhwc ? "nhwc" : "nchw", v, bad, (unsigned)first, hy[first], want[first]);
     th_free(h, wsb); th_free(h, bx); th_free(h, by); th_free(h, bw);
     free(hx); free(hy); free(want); free(dx); free(dy);
-    cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd);
-    cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd);
+    descs_destroy(xd, yd, wd, cd);
 }
 
 int main(void)
