@@ -20,10 +20,6 @@ static inline void fdnn_cpu_conv_blend(const fdnn_conv_args *a, cudnnDataType_t 
 
 int fdnn_cpu_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t n);
 
-/* AVX-512 conversions of contiguous runs (cvt_avx512.c; only with FDNN_HAVE_AVX512 and after
- * fdnn_cpu_has_avx512()): HALF (half != 0) or BFLOAT16 to float, and float to them (nearest even) */
-void fdnn_avx512_widen16(const uint16_t *s, int half, size_t n, float *d);
-void fdnn_avx512_narrow16(const float *s, int half, size_t n, uint16_t *d);
 /* 1 if the convolution is 1x1, stride 1, unpadded, so x itself is the column matrix */
 int fdnn_cpu_conv_is_unit(const fdnn_conv_problem *p);
 /* 1 if the spatial dims of a tensor with strides s are packed (D,H,W contiguous, W innermost) */
@@ -33,6 +29,11 @@ int fdnn_cpu_spatial_packed(const fdnn_conv_problem *p, const int64_t *s, const 
 void fdnn_cpu_im2col_f(const fdnn_conv_problem *p, const float *x, int n, int g, float *col);
 void fdnn_cpu_im2col_d(const fdnn_conv_problem *p, const double *x, int n, int g, double *col);
 size_t fdnn_cpu_col_elems(const fdnn_conv_problem *p);
+
+/* AVX-512 conversions of contiguous runs (cvt_avx512.c; only with FDNN_HAVE_AVX512 and after
+ * fdnn_cpu_has_avx512()): HALF (half != 0) or BFLOAT16 to float, and float to them (nearest even) */
+void fdnn_avx512_widen16(const uint16_t *s, int half, size_t n, float *d);
+void fdnn_avx512_narrow16(const float *s, int half, size_t n, uint16_t *d);
 
 /* Fused epilogue of cudnnConvolutionBiasActivationForward on the CPU: runs impl into a
  * private accumulator, then y = act(acc + alpha2*z + bias) (z may alias y). */

@@ -118,19 +118,18 @@ static void narrow(const fdnn_conv_problem *p, int which, const float *src, cudn
     dims_of(p, which, d);
     const int64_t *s = strides_of(p, which);
     uint16_t *o = dst;
-    const int64_t outer = (int64_t)d[0] * d[1];
+    const int64_t outer = (int64_t)d[0] * d[1], elems = outer * d[2] * d[3] * d[4];
+    const size_t span = span_of(p, which);
     /* a packed tensor (no gaps: its span is its element count) converts as one run */
-    if ((size_t)outer * d[2] * d[3] * d[4] == span_of(p, which) && run_avx512(src, dst, 0, t == CUDNN_DATA_HALF, span_of(p, which))) return;
-#pragma omp parallel for schedule(static) if (outer * d[2] * d[3] * d[4] > 65536)
-    for (int64_t nc = 0; nc < outer; nc++) {
-        const int64_t base = (nc / d[1]) * s[0] + (nc % d[1]) * s[1];
+    if ((size_t)elems == span && run_avx512(src, dst, 0, t == CUDNN_DATA_HALF, span)) return;
+#pragma omp parallel for schedule(static) if (elems > 65536)
+    for (int64_t nc = 0; nc < outer; nc++)
         for (int a = 0; a < d[2]; a++)
             for (int b = 0; b < d[3]; b++)
                 for (int c = 0; c < d[4]; c++) {
-                    const int64_t off = base + a * s[2] + b * s[3] + c * s[4];
+                    const int64_t off = fdnn_conv_off(s, 1, (int)(nc / d[1]), (int)(nc % d[1]), a, b, c);
                     o[off] = t == CUDNN_DATA_HALF ? fdnn_float_to_half(src[off]) : fdnn_float_to_bf16(src[off]);
                 }
-    }
 }
 
 static cudnnStatus_t cvt_run(const fdnn_conv_impl *in, cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
@@ -138,8 +137,8 @@ static cudnnStatus_t cvt_run(const fdnn_conv_impl *in, cudnnHandle_t h, const fd
     fdnn_conv_problem q;
     char why[200];
     if (!f32_problem(p, &q, why, sizeof why)) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s (widened): %s", in->name, why);
-    const size_t need = cvt_workspace(in, p);
-    if (need && (!a->workspace || a->workspace_size < need))
+    const size_t need = cvt_workspace(in, p); /* never 0: the float copies */
+    if (!a->workspace || a->workspace_size < need)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "%s on HALF/BFLOAT16 needs %zu bytes of workspace (float copies of x, w, y) (got %zu)", in->name,
                          need, a->workspace_size);
     /* float copies of x (0), y (1), w (2) at the workspace's first 64-byte boundary, then the

@@ -10,8 +10,7 @@
 
 void fdnn_avx512_widen16(const uint16_t *s, int half, size_t n, float *d)
 {
-    size_t i = 0;
-    for (; i < n; i += 16) {
+    for (size_t i = 0; i < n; i += 16) {
         const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         const __m256i h = _mm256_maskz_loadu_epi16(m, s + i);
         const __m512 f = half ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
