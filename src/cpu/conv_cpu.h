@@ -34,6 +34,9 @@ size_t fdnn_cpu_col_elems(const fdnn_conv_problem *p);
  * fdnn_cpu_has_avx512()): HALF (half != 0) or BFLOAT16 to float, and float to them (nearest even) */
 void fdnn_avx512_widen16(const uint16_t *s, int half, size_t n, float *d);
 void fdnn_avx512_narrow16(const float *s, int half, size_t n, uint16_t *d);
+/* The same with AVX2 + F16C (cvt_avx2.c; FDNN_HAVE_AVX2, after fdnn_cpu_has_avx2()) */
+void fdnn_avx2_widen16(const uint16_t *s, int half, size_t n, float *d);
+void fdnn_avx2_narrow16(const float *s, int half, size_t n, uint16_t *d);
 
 /* Fused epilogue of cudnnConvolutionBiasActivationForward on the CPU: runs impl into a
  * private accumulator, then y = act(acc + alpha2*z + bias) (z may alias y). */

@@ -6,7 +6,7 @@
  * rounded once to the output type, element by element, so nothing outside the tensor's
  * elements is written. Accumulation is in float whatever the compute type (HALF compute is
  * never less accurate this way). The conversions of contiguous runs use AVX-512 where the CPU has
- * it (cvt_avx512.c). Not done: widening inside the microkernels (AVX512_BF16), which would save
+ * it (cvt_avx512.c), else AVX2 + F16C (cvt_avx2.c). Not done: widening inside the microkernels (AVX512_BF16), which would save
  * the copies. */
 #include <stdint.h>
 #include <stdio.h>
@@ -82,31 +82,36 @@ static size_t cvt_workspace(const fdnn_conv_impl *in, const fdnn_conv_problem *p
     return b + in->workspace(&q);
 }
 
-/* a contiguous run converted with AVX-512 in chunks over the threads; 0 where the CPU or the
- * build has no AVX-512 */
-static int run_avx512(const void *src, void *dst, int to_float, int half, size_t n)
+/* a contiguous run converted with AVX-512 or AVX2 in chunks over the threads; 0 where the CPU
+ * or the build has neither */
+typedef void (*widen_fn)(const uint16_t *s, int half, size_t n, float *d);
+typedef void (*narrow_fn)(const float *s, int half, size_t n, uint16_t *d);
+static int run_simd(const void *src, void *dst, int to_float, int half, size_t n)
 {
+    widen_fn wf = NULL;
+    narrow_fn nf = NULL;
 #ifdef FDNN_HAVE_AVX512
-    if (!fdnn_cpu_has_avx512()) return 0;
+    if (fdnn_cpu_has_avx512()) { wf = fdnn_avx512_widen16; nf = fdnn_avx512_narrow16; }
+#endif
+#ifdef FDNN_HAVE_AVX2
+    if (!wf && fdnn_cpu_has_avx2()) { wf = fdnn_avx2_widen16; nf = fdnn_avx2_narrow16; }
+#endif
+    if (!wf) return 0;
     const int64_t chunks = (int64_t)((n + 16383) / 16384);
 #pragma omp parallel for schedule(static) if (chunks > 4)
     for (int64_t ch = 0; ch < chunks; ch++) {
         const size_t a = (size_t)ch * 16384, len = n - a < 16384 ? n - a : 16384;
-        if (to_float) fdnn_avx512_widen16((const uint16_t *)src + a, half, len, (float *)dst + a);
-        else fdnn_avx512_narrow16((const float *)src + a, half, len, (uint16_t *)dst + a);
+        if (to_float) wf((const uint16_t *)src + a, half, len, (float *)dst + a);
+        else nf((const float *)src + a, half, len, (uint16_t *)dst + a);
     }
     return 1;
-#else
-    (void)src; (void)dst; (void)to_float; (void)half; (void)n;
-    return 0;
-#endif
 }
 
 /* dst[i] = src[i] widened, i < n (the whole span: gaps between elements are copied too, harmlessly) */
 static void widen(const void *src, cudnnDataType_t t, size_t n, float *dst)
 {
     const uint16_t *s = src;
-    if (run_avx512(src, dst, 1, t == CUDNN_DATA_HALF, n)) return;
+    if (run_simd(src, dst, 1, t == CUDNN_DATA_HALF, n)) return;
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) dst[i] = t == CUDNN_DATA_HALF ? fdnn_half_to_float(s[i]) : fdnn_bf16_to_float(s[i]);
 }
@@ -121,7 +126,7 @@ static void narrow(const fdnn_conv_problem *p, int which, const float *src, cudn
     const int64_t outer = (int64_t)d[0] * d[1], elems = outer * d[2] * d[3] * d[4];
     const size_t span = span_of(p, which);
     /* a packed tensor (no gaps: its span is its element count) converts as one run */
-    if ((size_t)elems == span && run_avx512(src, dst, 0, t == CUDNN_DATA_HALF, span)) return;
+    if ((size_t)elems == span && run_simd(src, dst, 0, t == CUDNN_DATA_HALF, span)) return;
 #pragma omp parallel for schedule(static) if (elems > 65536)
     for (int64_t nc = 0; nc < outer; nc++)
         for (int a = 0; a < d[2]; a++)

@@ -1,5 +1,6 @@
-/* Depthwise convolution (groups == C == K), FLOAT, 2-D, through the AVX-512 depthwise kernels
- * of conv_nhwc_avx512.c: vectors over 16 channels, 8 output positions per register tile.
+/* Depthwise convolution (groups == C == K), FLOAT, 2-D, through the depthwise kernels of
+ * conv_nhwc_avx512.c (vectors over 16 channels, 8 output positions per register tile) or
+ * conv_nhwc_avx2.c (8 channels, tiles for 16 registers), whichever the CPU runs.
  * Per call the filter is packed into wp[r][s][c] inside the workspace and the input is copied
  * into a zero-padded NHWC buffer unless it is channel-innermost with no padding. 3x3 stride 1
  * forward / backward data runs as Winograd F(2,3) along W (6 instead of 9 FMAs per output, the
@@ -57,8 +58,8 @@ static void make(const fdnn_conv_problem *p, dgeo *g)
 
 int fdnn_dw_applicable(const fdnn_conv_problem *p, char *why, size_t n)
 {
-    if (!fdnn_cpu_has_avx512()) {
-        snprintf(why, n, "the depthwise kernels need AVX-512 (F, BW, DQ, VL), which this CPU or build lacks");
+    if (!fdnn_nhwc_kernels_get()) {
+        snprintf(why, n, "the depthwise kernels need AVX-512 (F, BW, DQ, VL) or AVX2 with FMA and F16C, which this CPU or build lacks");
         return 0;
     }
     if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
@@ -105,6 +106,8 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, fdnn_dw_workspace(p));
     dgeo g;
     make(p, &g);
+    const fdnn_nhwc_kernels *K = fdnn_nhwc_kernels_get();
+    if (!K) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the depthwise kernels need AVX-512 or AVX2, which this CPU or build lacks");
     char *cur = a->workspace;
     int Hp = g.ih + 2 * g.ph, Wp = g.iw + 2 * g.pw, R = g.R, S = g.S, cc = p->cross_correlation, bwd = p->dir == FDNN_CONV_BWD_DATA;
     float *wp = take(&cur, (size_t)R * S * g.c * (g.nchunk > 1 ? g.nchunk : 1)); /* packed filter, or the gradient accumulator(s) */
@@ -127,11 +130,11 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
             k.dy = a->y; k.yn = p->ys[0]; k.yh = p->ys[3]; k.yw = p->ys[4];
         }
         if (g.fast3) {
-            fdnn_avx512_dw_wgrad_3x3s1(&k, g.ih, g.iw, g.ph, g.pw, g.nchunk > 1 ? g.nchunk : 1);
+            K->dw_wgrad_3x3s1(&k, g.ih, g.iw, g.ph, g.pw, g.nchunk > 1 ? g.nchunk : 1);
             for (int j = 1; j < g.nchunk; j++) /* chunk sums in fixed order */
                 for (int64_t i = 0; i < (int64_t)R * S * g.c; i++) wp[i] += wp[(int64_t)j * R * S * g.c + i];
         } else {
-            fdnn_avx512_dw_wgrad(&k);
+            K->dw_wgrad(&k);
         }
         float *dw = a->out, alpha = (float)a->alpha, beta = (float)a->beta;
 #pragma omp parallel for schedule(static)
@@ -168,12 +171,12 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
         k.yc = 1;
         /* 4 output rows per task: 6 input rows transformed per 4 (3 rows: 5 per 3, and 56-row
          * images split 10 / 9 over two threads); dw_3x3_144_56 forward 0.064 -> 0.056 ms */
-        fdnn_avx512_dw_fwd_3x3s1_wino(&k, g.ih, g.iw, g.ph, g.pw, 4);
+        K->dw_fwd_3x3s1_wino(&k, g.ih, g.iw, g.ph, g.pw, 4);
     } else if (g.fast3) {
         k.yc = 1;
-        fdnn_avx512_dw_fwd_3x3s1(&k, g.ih, g.iw, g.ph, g.pw);
+        K->dw_fwd_3x3s1(&k, g.ih, g.iw, g.ph, g.pw);
     } else {
-        fdnn_avx512_dw_fwd(&k);
+        K->dw_fwd(&k);
     }
     return CUDNN_STATUS_SUCCESS;
 }

@@ -1,4 +1,5 @@
-/* Portable driver of the NHWC direct convolution (kernels in conv_nhwc_avx512.c): FLOAT,
+/* Portable driver of the NHWC direct convolution (kernels in conv_nhwc_avx512.c and
+ * conv_nhwc_avx2.c, whichever the CPU runs; fdnn_nhwc_kernels_get): FLOAT,
  * 2-D, groups == 1, any stride / padding / dilation, any x/y/w strides (NHWC runs in place;
  * other layouts are transposed through the workspace). Per call it
  *   1. packs the filter into wp[co/32][r][s][ci][32] (flipped / transposed as the direction
@@ -73,10 +74,34 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
     g->tmp_out = g->os[1] != 1 && g->co > 1;
 }
 
+#ifdef FDNN_HAVE_AVX512
+static const fdnn_nhwc_kernels k_avx512 = {
+    "AVX-512", fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
+    fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1,
+};
+#endif
+#ifdef FDNN_HAVE_AVX2
+static const fdnn_nhwc_kernels k_avx2 = {
+    "AVX2", fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
+    fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1,
+};
+#endif
+
+const fdnn_nhwc_kernels *fdnn_nhwc_kernels_get(void)
+{
+#ifdef FDNN_HAVE_AVX512
+    if (fdnn_cpu_has_avx512()) return &k_avx512;
+#endif
+#ifdef FDNN_HAVE_AVX2
+    if (fdnn_cpu_has_avx2()) return &k_avx2;
+#endif
+    return NULL;
+}
+
 int fdnn_nhwc_direct_applicable(const fdnn_conv_problem *p, char *why, size_t n)
 {
-    if (!fdnn_cpu_has_avx512()) {
-        snprintf(why, n, "the direct NHWC kernels need AVX-512 (F, BW, DQ, VL), which this CPU or build lacks");
+    if (!fdnn_nhwc_kernels_get()) {
+        snprintf(why, n, "the direct NHWC kernels need AVX-512 (F, BW, DQ, VL) or AVX2 with FMA and F16C, which this CPU or build lacks");
         return 0;
     }
     if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
@@ -232,7 +257,7 @@ static void pack_filter(const fdnn_conv_problem *p, const geo *g, const float *w
                 int nj = co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
                 const float *src = w + (int64_t)kb * FDNN_NHWC_KB * sco + rr * ws[3] + ss * ws[4];
                 if (sci == 1) {   /* KRSC forward: rows contiguous along c, transposed in registers */
-                    fdnn_avx512_nhwc_pack_rows(src, sco, nj, ci, d);
+                    fdnn_nhwc_kernels_get()->pack_rows(src, sco, nj, ci, d);
                     continue;
                 }
                 /* 16 x 32 tiles: the tile's reads (32 row pieces) and writes stay in L1 */
@@ -267,6 +292,8 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
 {
     if (a->workspace_size < fdnn_nhwc_direct_workspace(p))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, fdnn_nhwc_direct_workspace(p));
+    if (!fdnn_nhwc_kernels_get())
+        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the direct NHWC kernels need AVX-512 or AVX2, which this CPU or build lacks");
     geo g;
     make_geo(p, &g);
     char *cur = a->workspace;
@@ -318,7 +345,7 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
             k.alpha = 1.0f;
             k.beta = 0.0f;
         }
-        fdnn_avx512_nhwc_wgrad(&k);
+        fdnn_nhwc_kernels_get()->wgrad(&k);
         if (direct) return CUDNN_STATUS_SUCCESS;
 #pragma omp parallel for collapse(2) schedule(static)
         for (int o = 0; o < g.co; o++)
@@ -407,6 +434,6 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
                     for (int c = 0; c < C; c++) d[c * xs[1]] = beta != 0 ? beta * d[c * xs[1]] : 0.0f;
                 }
     }
-    fdnn_avx512_nhwc_fwd(&k);
+    fdnn_nhwc_kernels_get()->fwd(&k);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -1,13 +1,27 @@
 /* Direct convolution over channel-innermost ("NHWC") float tensors: the AVX-512 kernels
- * (conv_nhwc_avx512.c, built with -mavx512*) and the portable driver that packs weights,
- * pads / transposes activations into the workspace and dispatches to them
- * (conv_direct_nhwc_common.c). Relies on ../dispatch/conv.h. */
+ * (conv_nhwc_avx512.c, built with -mavx512*), the AVX2 + FMA kernels (conv_nhwc_avx2.c, built
+ * with -mavx2 -mfma) with the same interface, and the portable driver that packs weights,
+ * pads / transposes activations into the workspace and dispatches to the kernel set of the CPU
+ * it runs on (conv_direct_nhwc_common.c, fdnn_nhwc_kernels_get). Relies on ../dispatch/conv.h. */
 #ifndef FDNN_CPU_CONV_NHWC_H
 #define FDNN_CPU_CONV_NHWC_H
 #include "../dispatch/conv.h"
 
-/* Channel block of the packed filter: output channels are grouped by 32 (two zmm). */
+/* Channel block of the packed filter: output channels are grouped by 32 (two zmm, four ymm). */
 #define FDNN_NHWC_KB 32
+
+/* Register-tile width of the forward kernels: from hi down to lo, whichever wastes least on a
+ * row of q output positions (larger on ties). */
+static inline int fdnn_nhwc_pick_nw(int q, int hi, int lo)
+{
+    if (q <= hi) return q;
+    int best = hi, waste = (q + hi - 1) / hi * hi - q;
+    for (int nw = hi - 1; nw >= lo; nw--) {
+        int w = (q + nw - 1) / nw * nw - q;
+        if (w < waste) { best = nw; waste = w; }
+    }
+    return best;
+}
 
 /* 2-D forward direct convolution, x already zero-padded (no bounds checks): y[n,p,q,co] =
  * alpha * sum_{r,s,ci} x[n, p*sh + r*dh, q*sw + s*dw, ci] * wp[co/32][r][s][ci][co%32]
@@ -83,6 +97,32 @@ void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a);
  * chunk j's sums go to acc + j*9*c, and the caller adds the chunks in order (so the result does
  * not depend on the thread count). */
 void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
+
+/* The AVX2 + FMA kernels: the same contracts as the AVX-512 ones above */
+void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a);
+void fdnn_avx2_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
+void fdnn_avx2_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, float *d);
+void fdnn_avx2_dw_fwd(const fdnn_dw_fwd *a);
+void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
+void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);
+void fdnn_avx2_dw_wgrad(const fdnn_dw_wgrad *a);
+void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
+
+/* One instruction set's kernels, picked at run time */
+typedef struct fdnn_nhwc_kernels {
+    const char *isa;   /* "AVX-512" or "AVX2" */
+    void (*fwd)(const fdnn_nhwc_fwd *a);
+    void (*wgrad)(const fdnn_nhwc_wgrad *a);
+    void (*pack_rows)(const float *src, int64_t sco, int nj, int ci, float *d);
+    void (*dw_fwd)(const fdnn_dw_fwd *a);
+    void (*dw_fwd_3x3s1)(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
+    void (*dw_fwd_3x3s1_wino)(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);
+    void (*dw_wgrad)(const fdnn_dw_wgrad *a);
+    void (*dw_wgrad_3x3s1)(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
+} fdnn_nhwc_kernels;
+/* AVX-512 where fdnn_cpu_has_avx512(), else AVX2 where fdnn_cpu_has_avx2(), else NULL (the
+ * direct and depthwise implementations are then not applicable) */
+const fdnn_nhwc_kernels *fdnn_nhwc_kernels_get(void);
 
 /* dst[n][hh+2ph][ww+2pw][ch] = src (strides s: N, C, D, H, W) with zero borders */
 void fdnn_nhwc_pad_copy(const float *src, const int64_t *s, int nb, int ch, int hh, int ww, int ph, int pw, float *dst);

@@ -90,18 +90,6 @@ static const fwd_fn fwd_tiles[2][9] = {
     { NULL, fwd_tile_4_1, fwd_tile_4_2, fwd_tile_4_3, fwd_tile_4_4, fwd_tile_4_5, fwd_tile_4_6, NULL, NULL },
 };
 
-/* tile width: from hi down to lo, whichever wastes least on a row of q positions (larger on ties) */
-static int pick_nw(int q, int hi, int lo)
-{
-    if (q <= hi) return q;
-    int best = hi, waste = (q + hi - 1) / hi * hi - q;
-    for (int nw = hi - 1; nw >= lo; nw--) {
-        int w = (q + nw - 1) / nw * nw - q;
-        if (w < waste) { best = nw; waste = w; }
-    }
-    return best;
-}
-
 void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
 {
     int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
@@ -111,7 +99,7 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
      * 56x56 N=8 2.40 -> 1.95, 1x1 64->256 N=8 10.9 -> 9.8, conv1 N=8 20.8 -> 18.7, 3x3 128 28x28
      * and 256 14x14 even; 3x3 512 7x7 (2 x 590 KB of filter) 2.60 -> 3.39, so that one stays narrow */
     int wide = a->co >= 48 && 2 * wblk * (int64_t)sizeof(float) <= 600 * 1024, bpt = wide ? 2 : 1, ntb = (nkb + bpt - 1) / bpt;
-    int nw = wide ? pick_nw(a->q, 5, 4) : pick_nw(a->q, 8, 6), nw1 = pick_nw(a->q, 8, 6);
+    int nw = wide ? fdnn_nhwc_pick_nw(a->q, 5, 4) : fdnn_nhwc_pick_nw(a->q, 8, 6), nw1 = fdnn_nhwc_pick_nw(a->q, 8, 6);
     int64_t tasks = (int64_t)ntb * a->n * a->p;
     /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
      * once); else channel blocks outermost (each filter block is read once) */

@@ -18,3 +18,19 @@ int fdnn_cpu_has_avx512(void)
     return 0;
 #endif
 }
+
+int fdnn_cpu_has_avx2(void)
+{
+#if defined(FDNN_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+    static int cached = -1;
+    if (cached < 0) {
+        const char *off = getenv("FREEDNN_CPU_NO_AVX2");
+        __builtin_cpu_init();
+        int has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        cached = has && !(off && off[0] == '1');
+    }
+    return cached;
+#else
+    return 0;
+#endif
+}

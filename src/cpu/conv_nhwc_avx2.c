@@ -1,0 +1,647 @@
+/* AVX2 + FMA microkernels of the NHWC direct convolution (see conv_nhwc.h), for CPUs without
+ * AVX-512 (Zen 1-3, Intel before Skylake-X, and the many cloud parts with AVX-512 off). This
+ * file alone is compiled with -mavx2 -mfma (top-level CMakeLists.txt) and only called after
+ * fdnn_cpu_has_avx2() said yes; without those flags it is empty.
+ *
+ * AVX2 has 16 vector registers of 8 floats, half of AVX-512's 32 of 16, so the register tiles
+ * are smaller than in conv_nhwc_avx512.c and shaped for it, not a port of its tiles:
+ * - forward: 16 output channels (two ymm of one half of a packed 32-channel filter block) x up
+ *   to 6 output positions = 12 accumulators, 2 filter loads and 6 broadcasts per 12 FMAs (the
+ *   15-register tile of the classic AVX2 SGEMM kernel);
+ * - weight gradient: 16 vector channels x up to 6 broadcast channels, the same shape;
+ * - depthwise: 8-channel vectors, tiles sized to stay within 16 registers (4 output positions
+ *   with the 9 filter vectors held; Winograd F(2,3) blocks of at most 2 output rows).
+ * Masked edges use vmaskmov with a mask from a sliding table. Summation order per output element
+ * is fixed (it depends on the tile shapes, not on the thread count). */
+#include "conv_nhwc.h"
+#ifdef __AVX2__
+#include <immintrin.h>
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+static const int32_t mask_table[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
+/* lanes 0 .. left-1 on (left clamped to 0..8) */
+static inline __m256i mask_for(int left)
+{
+    left = left < 0 ? 0 : left > 8 ? 8 : left;
+    return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - left));
+}
+
+/* ---------------------------------------------------------------- forward */
+/* NV (1 or 2) vectors of one 16-channel half of a packed filter block x NW output positions */
+ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh,
+                            int dw, int C, const float *wp, float *y, int64_t yw, int64_t yc, int nleft, const float *ab)
+{
+    __m256 acc[2][6];
+#pragma GCC unroll 6
+    for (int i = 0; i < NW; i++)
+#pragma GCC unroll 2
+        for (int u = 0; u < NV; u++) acc[u][i] = _mm256_setzero_ps();
+    /* dilation 1 and packed channels: the taps of one filter row are contiguous in x and wp */
+    int fuse = dw == 1 && xw == C;
+    int S2 = fuse ? 1 : S, C2 = fuse ? S * C : C;
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < S2; s++) {
+            const float *xp = x + (int64_t)r * dh * xh + (int64_t)s * dw * xw;
+            const float *wq = wp + (int64_t)(r * S + s) * C * FDNN_NHWC_KB;
+            for (int c = 0; c < C2; c++) {
+                __m256 w[2];
+#pragma GCC unroll 2
+                for (int u = 0; u < NV; u++) w[u] = _mm256_loadu_ps(wq + (int64_t)c * FDNN_NHWC_KB + 8 * u);
+#pragma GCC unroll 6
+                for (int i = 0; i < NW; i++) {
+                    __m256 xb = _mm256_broadcast_ss(xp + i * xs + c);
+#pragma GCC unroll 2
+                    for (int u = 0; u < NV; u++) acc[u][i] = _mm256_fmadd_ps(xb, w[u], acc[u][i]);
+                }
+            }
+        }
+    float alpha = ab[0], beta = ab[1];   /* read after the loop, so they hold no registers in it */
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * yw;
+        if (yc == 1) {
+#pragma GCC unroll 2
+            for (int u = 0; u < NV; u++) {
+                __m256 v = _mm256_mul_ps(va, acc[u][i]);
+                if (nleft >= 8 * (u + 1)) {
+                    if (beta != 0) v = _mm256_fmadd_ps(vb, _mm256_loadu_ps(yp + 8 * u), v);
+                    _mm256_storeu_ps(yp + 8 * u, v);
+                } else {
+                    __m256i m = mask_for(nleft - 8 * u);
+                    if (beta != 0) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yp + 8 * u, m), v);
+                    _mm256_maskstore_ps(yp + 8 * u, m, v);
+                }
+            }
+        } else {   /* channels not innermost (NCHW): scalar stores of the tile */
+            float buf[16];
+#pragma GCC unroll 2
+            for (int u = 0; u < NV; u++) _mm256_storeu_ps(buf + 8 * u, _mm256_mul_ps(va, acc[u][i]));
+            for (int j = 0; j < nleft && j < 8 * NV; j++) {
+                float v = buf[j];
+                if (beta != 0) v += beta * yp[j * yc];
+                yp[j * yc] = v;
+            }
+        }
+    }
+}
+
+#define FWD_ARGS const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh, int dw, int C, const float *wp, float *y, \
+                 int64_t yw, int64_t yc, int nleft, const float *ab
+#define FWD_PASS x, xs, xh, xw, R, S, dh, dw, C, wp, y, yw, yc, nleft, ab
+#define FWD_VARIANT(NV, NW) static void fwd_tile_##NV##_##NW(FWD_ARGS) { fwd_tile(NV, NW, FWD_PASS); }
+FWD_VARIANT(1, 1) FWD_VARIANT(1, 2) FWD_VARIANT(1, 3) FWD_VARIANT(1, 4) FWD_VARIANT(1, 5) FWD_VARIANT(1, 6)
+FWD_VARIANT(2, 1) FWD_VARIANT(2, 2) FWD_VARIANT(2, 3) FWD_VARIANT(2, 4) FWD_VARIANT(2, 5) FWD_VARIANT(2, 6)
+typedef void (*fwd_fn)(FWD_ARGS);
+static const fwd_fn fwd_tiles[2][7] = {
+    { NULL, fwd_tile_1_1, fwd_tile_1_2, fwd_tile_1_3, fwd_tile_1_4, fwd_tile_1_5, fwd_tile_1_6 },
+    { NULL, fwd_tile_2_1, fwd_tile_2_2, fwd_tile_2_3, fwd_tile_2_4, fwd_tile_2_5, fwd_tile_2_6 },
+};
+
+void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
+{
+    int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
+    int64_t wblk = (int64_t)a->r * a->s * a->ci * FDNN_NHWC_KB;
+    int nw = fdnn_nhwc_pick_nw(a->q, 6, 4);
+    int64_t tasks = (int64_t)nkb * a->n * a->p;
+    /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
+     * once); else channel blocks outermost (each filter block is read once) */
+    int kb_inner = (double)wblk * nkb * sizeof(float) <= 384.0 * 1024;
+    const float ab[2] = { a->alpha, a->beta };
+    int64_t xs = (int64_t)a->sw * a->xw;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; t++) {
+        int oh, n, kb;
+        if (kb_inner) {
+            kb = (int)(t % nkb); oh = (int)((t / nkb) % a->p); n = (int)(t / ((int64_t)nkb * a->p));
+        } else {
+            oh = (int)(t % a->p); n = (int)((t / a->p) % a->n); kb = (int)(t / ((int64_t)a->p * a->n));
+        }
+        const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
+        /* the two 16-channel halves of the block, each swept along the row (its filter slice
+         * stays in L1/L2 for the sweep) */
+        for (int h = 0; h < 2; h++) {
+            int c0 = kb * FDNN_NHWC_KB + 16 * h, left = a->co - c0;
+            if (left <= 0) break;
+            int nv = left > 8 ? 2 : 1;
+            float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)c0 * a->yc;
+            const float *wp = a->wp + kb * wblk + 16 * h;
+            for (int ow = 0; ow < a->q; ow += nw) {
+                int cnt = a->q - ow < nw ? a->q - ow : nw;
+                fwd_tiles[nv - 1][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, yr + ow * a->yw, a->yw, a->yc,
+                                       left < 16 ? left : 16, ab);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- filter pack */
+/* d[c*32 + j] = src[j*sco + c] (c < ci, j < nj), 0 for nj <= j < 32: 8x8 blocks transposed in
+ * registers, edges scalar. */
+void fdnn_avx2_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, float *d)
+{
+    for (int j0 = 0; j0 < FDNN_NHWC_KB; j0 += 8) {
+        int jn = nj - j0 < 0 ? 0 : nj - j0 < 8 ? nj - j0 : 8;
+        int c0 = 0;
+        if (jn == 8)
+            for (; c0 + 8 <= ci; c0 += 8) {
+                __m256 r[8], t[8], u[8];
+                for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + (int64_t)(j0 + i) * sco + c0);
+                for (int i = 0; i < 8; i += 2) {
+                    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+                    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+                }
+                /* u[4b + k], 128-bit lane l: column 4l + k of rows 4b .. 4b+3 */
+                for (int b = 0; b < 2; b++) {
+                    u[4 * b + 0] = _mm256_shuffle_ps(t[4 * b], t[4 * b + 2], 0x44);
+                    u[4 * b + 1] = _mm256_shuffle_ps(t[4 * b], t[4 * b + 2], 0xEE);
+                    u[4 * b + 2] = _mm256_shuffle_ps(t[4 * b + 1], t[4 * b + 3], 0x44);
+                    u[4 * b + 3] = _mm256_shuffle_ps(t[4 * b + 1], t[4 * b + 3], 0xEE);
+                }
+                float *dc = d + (int64_t)c0 * FDNN_NHWC_KB + j0;
+                for (int k = 0; k < 4; k++) {
+                    _mm256_storeu_ps(dc + (int64_t)k * FDNN_NHWC_KB, _mm256_permute2f128_ps(u[k], u[4 + k], 0x20));
+                    _mm256_storeu_ps(dc + (int64_t)(4 + k) * FDNN_NHWC_KB, _mm256_permute2f128_ps(u[k], u[4 + k], 0x31));
+                }
+            }
+        for (; c0 < ci; c0++)
+            for (int j = 0; j < 8; j++) d[(int64_t)c0 * FDNN_NHWC_KB + j0 + j] = j < jn ? src[(int64_t)(j0 + j) * sco + c0] : 0.0f;
+    }
+}
+
+/* ---------------------------------------------------------------- weight gradient */
+/* swap == 0: vectors of x's input channels, broadcasts of NK output channels of dy; swap == 1:
+ * vectors of dy's output channels, broadcasts of NK input channels of x. v0 / b0: first vector /
+ * broadcast channel; MASK: the 16 vector channels are not all inside. The sums of rows
+ * row0..row1 end as st = alpha * sum + beta * st (stride stb per broadcast channel). */
+ALWAYS_INLINE void wgrad_tile(const int NK, const int MASK, const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0,
+                              int64_t row1, float *st, int64_t stb, const float *ab)
+{
+    int swap = a->swap, vn = swap ? a->co : a->ci;
+    __m256i m0 = mask_for(vn - v0), m1 = mask_for(vn - v0 - 8);
+    __m256 c[2][6];
+#pragma GCC unroll 6
+    for (int j = 0; j < NK; j++) c[0][j] = c[1][j] = _mm256_setzero_ps();
+    int64_t xs = (int64_t)a->sw * a->xw;
+    int64_t vs = swap ? a->yw : xs, bs = swap ? xs : a->yw;
+    int n = (int)(row0 / a->p), oh = (int)(row0 % a->p);
+    for (int64_t row = row0; row < row1; row++) {
+        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw;
+        const float *yr = a->dy + n * a->yn + oh * a->yh;
+        const float *vr = (swap ? yr : xr) + v0, *br = (swap ? xr : yr) + b0;
+        if (++oh == a->p) {
+            oh = 0;
+            n++;
+        }
+        for (int ow = 0; ow < a->q; ow++) {
+            __m256 v0v, v1v;
+            if (MASK) {
+                v0v = _mm256_maskload_ps(vr + ow * vs, m0);
+                v1v = _mm256_maskload_ps(vr + ow * vs + 8, m1);
+            } else {
+                v0v = _mm256_loadu_ps(vr + ow * vs);
+                v1v = _mm256_loadu_ps(vr + ow * vs + 8);
+            }
+            const float *bp = br + ow * bs;
+#pragma GCC unroll 6
+            for (int j = 0; j < NK; j++) {
+                __m256 yb = _mm256_broadcast_ss(bp + j);
+                c[0][j] = _mm256_fmadd_ps(yb, v0v, c[0][j]);
+                c[1][j] = _mm256_fmadd_ps(yb, v1v, c[1][j]);
+            }
+        }
+    }
+    float alpha = ab[0], beta = ab[1];
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int j = 0; j < NK; j++) {
+        float *o = st + (int64_t)j * stb;
+#pragma GCC unroll 2
+        for (int u = 0; u < 2; u++) {
+            __m256 e = c[u][j];
+            __m256i m = u ? m1 : m0;
+            if (alpha != 1.0f) e = _mm256_mul_ps(va, e);
+            if (MASK) {
+                if (beta != 0) e = _mm256_fmadd_ps(vb, _mm256_maskload_ps(o + 8 * u, m), e);
+                _mm256_maskstore_ps(o + 8 * u, m, e);
+            } else {
+                if (beta != 0) e = _mm256_fmadd_ps(vb, _mm256_loadu_ps(o + 8 * u), e);
+                _mm256_storeu_ps(o + 8 * u, e);
+            }
+        }
+    }
+}
+
+#define WG_ARGS const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, float *st, int64_t stb, const float *ab
+#define WG_VARIANT(NK, M) \
+    static void wgrad_tile_##NK##_##M(WG_ARGS) { wgrad_tile(NK, M, a, r, s, b0, v0, row0, row1, st, stb, ab); }
+WG_VARIANT(1, 0) WG_VARIANT(2, 0) WG_VARIANT(3, 0) WG_VARIANT(4, 0) WG_VARIANT(5, 0) WG_VARIANT(6, 0)
+WG_VARIANT(1, 1) WG_VARIANT(2, 1) WG_VARIANT(3, 1) WG_VARIANT(4, 1) WG_VARIANT(5, 1) WG_VARIANT(6, 1)
+typedef void (*wg_fn)(WG_ARGS);
+static const wg_fn wg_tiles[2][7] = {
+    { NULL, wgrad_tile_1_0, wgrad_tile_2_0, wgrad_tile_3_0, wgrad_tile_4_0, wgrad_tile_5_0, wgrad_tile_6_0 },
+    { NULL, wgrad_tile_1_1, wgrad_tile_2_1, wgrad_tile_3_1, wgrad_tile_4_1, wgrad_tile_5_1, wgrad_tile_6_1 },
+};
+
+void fdnn_avx2_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
+{
+    enum { VB = 16, KBN = 6 };
+    int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
+    int nk = (bn + KBN - 1) / KBN, nc = (vn + VB - 1) / VB;
+    int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
+    int64_t rows_per_chunk = 256 / a->q;
+    if (rows_per_chunk < 1) rows_per_chunk = 1;
+    int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    /* chunk 0 stores alpha * sum + beta * out, every later chunk adds alpha * its sum */
+    const float ab_first[2] = { a->alpha, a->beta }, ab_next[2] = { a->alpha, 1.0f };
+    /* task order as in the AVX-512 kernel: taps and vector blocks innermost where one chunk of
+     * the vector source fits in L2, else broadcast blocks innermost */
+    int64_t crow = rows_per_chunk < rows ? rows_per_chunk : rows;
+    int order = (double)crow * (a->swap ? a->yh : a->sh * a->xh) * sizeof(float) <= 384.0 * 1024;
+#pragma omp parallel
+    {
+        for (int64_t ch = 0; ch < chunks; ch++) {
+            int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
+            /* static schedule over the same count: every thread owns the same tasks in every chunk */
+#pragma omp for schedule(static) nowait
+            for (int64_t t = 0; t < tasks; t++) {
+                int kb, cb, rs;
+                if (order) {
+                    cb = (int)(t % nc); rs = (int)((t / nc) % (a->r * a->s)); kb = (int)(t / ((int64_t)nc * a->r * a->s));
+                } else {
+                    kb = (int)(t % nk); cb = (int)((t / nk) % nc); rs = (int)(t / ((int64_t)nk * nc));
+                }
+                int r = rs / a->s, s = rs % a->s, b0 = kb * KBN, v0 = cb * VB;
+                int cnt = bn - b0 < KBN ? bn - b0 : KBN;
+                float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
+                wg_tiles[vn - v0 < VB][cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- depthwise */
+ALWAYS_INLINE void dw_tile(const int NW, const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m)
+{
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) acc[i] = _mm256_setzero_ps();
+    for (int r = 0; r < a->r; r++)
+        for (int s = 0; s < a->s; s++) {
+            __m256 wv = _mm256_maskload_ps(a->wp + (int64_t)(r * a->s + s) * a->c + c0, m);
+            const float *xp = x + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw;
+#pragma GCC unroll 8
+            for (int i = 0; i < NW; i++) acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xp + i * xs, m), wv, acc[i]);
+        }
+    __m256 va = _mm256_set1_ps(a->alpha), vb = _mm256_set1_ps(a->beta);
+    int nleft = a->c - c0 < 8 ? a->c - c0 : 8;
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * a->yw;
+        __m256 v = _mm256_mul_ps(va, acc[i]);
+        if (a->yc == 1) {
+            if (a->beta != 0) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yp, m), v);
+            _mm256_maskstore_ps(yp, m, v);
+        } else {
+            float buf[8];
+            _mm256_storeu_ps(buf, v);
+            for (int j = 0; j < nleft; j++) yp[j * a->yc] = a->beta != 0 ? buf[j] + a->beta * yp[j * a->yc] : buf[j];
+        }
+    }
+}
+static void dw_tile_8(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m) { dw_tile(8, a, x, xs, y, c0, m); }
+static void dw_tile_1(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m) { dw_tile(1, a, x, xs, y, c0, m); }
+
+void fdnn_avx2_dw_fwd(const fdnn_dw_fwd *a)
+{
+    int64_t rows = (int64_t)a->n * a->p;
+    int ncb = (a->c + 7) / 8;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < rows; t++) {
+        int n = (int)(t / a->p), oh = (int)(t % a->p);
+        const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
+        float *yr = a->y + n * a->yn + oh * a->yh;
+        int64_t xs = (int64_t)a->sw * a->xw;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 8;
+            __m256i m = mask_for(a->c - c0);
+            int ow = 0;
+            for (; ow + 8 <= a->q; ow += 8) dw_tile_8(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+            for (; ow < a->q; ow++) dw_tile_1(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+        }
+    }
+}
+
+/* 3x3 stride 1 from the unpadded input: NW outputs from NW+2 input vectors per filter row, the 9
+ * filter vectors in registers (9 + 4 sums + 1 input = 14 of the 16) */
+ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a, const float *const xr[3], int col0, int iw,
+                            const __m256 w[9], float *y, __m256i m)
+{
+    __m256 acc[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < NW; i++) acc[i] = _mm256_setzero_ps();
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; r++) {
+        if (!xr[r]) continue;
+#pragma GCC unroll 6
+        for (int j = 0; j < NW + 2; j++) {
+            int col = col0 + j;
+            if (CHECK && (col < 0 || col >= iw)) continue;
+            __m256 xv = _mm256_maskload_ps(xr[r] + (int64_t)col * a->xw, m);
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; s++) {
+                int i = j - s;
+                if (i >= 0 && i < NW) acc[i] = _mm256_fmadd_ps(xv, w[r * 3 + s], acc[i]);
+            }
+        }
+    }
+    __m256 va = _mm256_set1_ps(a->alpha), vb = _mm256_set1_ps(a->beta);
+#pragma GCC unroll 4
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * a->yw;
+        __m256 v = _mm256_mul_ps(va, acc[i]);
+        if (a->beta != 0) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yp, m), v);
+        _mm256_maskstore_ps(yp, m, v);
+    }
+}
+
+void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw)
+{
+    int64_t rows = (int64_t)a->n * a->p;
+    int ncb = (a->c + 7) / 8;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < rows; t++) {
+        int n = (int)(t / a->p), oh = (int)(t % a->p);
+        float *yr = a->y + n * a->yn + oh * a->yh;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 8;
+            __m256i m = mask_for(a->c - c0);
+            __m256 w[9];
+            for (int i = 0; i < 9; i++) w[i] = _mm256_maskload_ps(a->wp + (int64_t)i * a->c + c0, m);
+            const float *xr[3];
+            for (int r = 0; r < 3; r++) {
+                int y = oh - ph + r;
+                xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+            }
+            int ow = 0;
+            for (; ow + 4 <= a->q; ow += 4) {
+                int col0 = ow - pw;
+                if (col0 >= 0 && col0 + 6 <= iw) dw3_tile(4, 0, a, xr, col0, iw, w, yr + ow * a->yw + c0, m);
+                else dw3_tile(4, 1, a, xr, col0, iw, w, yr + ow * a->yw + c0, m);
+            }
+            for (; ow < a->q; ow++) dw3_tile(1, 1, a, xr, ow - pw, iw, w, yr + ow * a->yw + c0, m);
+        }
+    }
+}
+
+/* 3x3 stride 1 as Winograd F(2,3) along W (see the AVX-512 kernel): per filter row r and output
+ * column pair, four products u[r][k] * v[k] replace six FMAs. Blocks of T <= 2 output rows (the
+ * 4*T sums, 4 transformed inputs and their temporaries fill the 16 registers); u is read from
+ * L1 by the FMAs (12 vectors would not fit beside them). u holds alpha. */
+ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const int PART, const float *const *xr, int col0, int iw, int64_t xw, const float *u,
+                             int64_t uc, float *const *yr, int64_t yw, int two, float beta, __m256i m)
+{
+    __m256 acc[2][4];
+#pragma GCC unroll 2
+    for (int t = 0; t < T; t++)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) acc[t][k] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int i = 0; i < T + 2; i++) {
+        if (!xr[i]) continue;
+        __m256 d[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++)
+            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? _mm256_maskload_ps(xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
+        __m256 v[4] = { _mm256_sub_ps(d[0], d[2]), _mm256_add_ps(d[1], d[2]), _mm256_sub_ps(d[2], d[1]), _mm256_sub_ps(d[1], d[3]) };
+#pragma GCC unroll 2
+        for (int t = 0; t < T; t++) {
+            int r = i - t;
+            if (r < 0 || r > 2) continue;
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; k++) {
+                const float *up = u + (r * 4 + k) * uc;
+                acc[t][k] = _mm256_fmadd_ps(PART ? _mm256_maskload_ps(up, m) : _mm256_loadu_ps(up), v[k], acc[t][k]);
+            }
+        }
+    }
+    __m256 vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 2
+    for (int t = 0; t < T; t++) {
+        __m256 y0 = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), acc[t][2]);
+        __m256 y1 = _mm256_sub_ps(_mm256_sub_ps(acc[t][1], acc[t][2]), acc[t][3]);
+        if (beta != 0) y0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yr[t], m), y0);
+        _mm256_maskstore_ps(yr[t], m, y0);
+        if (two) {
+            if (beta != 0) y1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yr[t] + yw, m), y1);
+            _mm256_maskstore_ps(yr[t] + yw, m, y1);
+        }
+    }
+}
+
+/* one block of T output rows (T + 2 input rows, NULL = outside the image), one channel block:
+ * boundary column pairs checked, the rest not; an odd last column stores only y0 */
+ALWAYS_INLINE void dw3w_rows(const int T, const int PART, const fdnn_dw_fwd *a, const float *const *xr, float *const *yr0, int iw, int pw,
+                             const float *u, __m256i m)
+{
+    int q = a->q, npairs = (q + 1) / 2, full = q / 2;
+    int jlo = (pw + 1) / 2 < npairs ? (pw + 1) / 2 : npairs;
+    int jhi = iw - 4 + pw >= 0 ? (iw - 4 + pw) / 2 + 1 : 0; /* pairs j < jhi read columns < iw */
+    if (jhi > full) jhi = full;
+    if (jhi < jlo) jhi = jlo;
+    float *yr[2];
+    int j = 0;
+    for (; j < jlo; j++) {
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
+        dw3w_pair(T, 1, PART, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+    }
+    for (; j < jhi; j++) {
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
+        dw3w_pair(T, 0, PART, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 1, a->beta, m);
+    }
+    for (; j < npairs; j++) {
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
+        dw3w_pair(T, 1, PART, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+    }
+}
+#define DW3W_VARIANT(T, PART)                                                                                                  \
+    static void dw3w_rows_##T##_##PART(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const float *u, \
+                                       __m256i m)                                                                                   \
+    {                                                                                                                               \
+        dw3w_rows(T, PART, a, xr, yr, iw, pw, u, m);                                                                               \
+    }
+DW3W_VARIANT(1, 0) DW3W_VARIANT(2, 0) DW3W_VARIANT(1, 1) DW3W_VARIANT(2, 1)
+
+/* T (the caller's rows per block) is capped at 2 here; a partial last channel block reads u with
+ * masked loads too (its rows end at the end of the workspace) */
+void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T)
+{
+    if (T > 2) T = 2;
+    int nrb = (a->p + T - 1) / T, ncb = (a->c + 7) / 8;
+    int64_t tasks = (int64_t)a->n * nrb;
+#pragma omp parallel for schedule(static)
+    for (int64_t tk = 0; tk < tasks; tk++) {
+        int n = (int)(tk / nrb), oh0 = (int)(tk % nrb) * T, nt = a->p - oh0 < T ? a->p - oh0 : T;
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 8;
+            __m256i m = mask_for(a->c - c0);
+            const float *xr[4];
+            float *yr[2];
+            for (int i = 0; i < nt + 2; i++) {
+                int y = oh0 - ph + i;
+                xr[i] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+            }
+            for (int t = 0; t < nt; t++) yr[t] = a->y + n * a->yn + (int64_t)(oh0 + t) * a->yh + c0;
+            int part = a->c - c0 < 8;
+            if (nt == 2) (part ? dw3w_rows_2_1 : dw3w_rows_2_0)(a, xr, yr, iw, pw, a->wp + c0, m);
+            else (part ? dw3w_rows_1_1 : dw3w_rows_1_0)(a, xr, yr, iw, pw, a->wp + c0, m);
+        }
+    }
+}
+
+static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __m256i m, int64_t rows, int64_t xs)
+{
+    __m256 acc[9];
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) acc[i] = _mm256_setzero_ps();
+    for (int64_t row = 0; row < rows; row++) {
+        int n = (int)(row / a->p), oh = (int)(row % a->p);
+        const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
+        const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+        for (int ow = 0; ow < a->q; ow++) {
+            __m256 yv = _mm256_maskload_ps(yr + ow * a->yw, m);
+            const float *xp = xr + ow * xs;
+#pragma GCC unroll 9
+            for (int i = 0; i < 9; i++)
+                acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xp + (int64_t)(i / 3) * a->dh * a->xh + (int64_t)(i % 3) * a->dw * a->xw, m), yv,
+                                         acc[i]);
+        }
+    }
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) _mm256_maskstore_ps(a->acc + ((int64_t)(r0 + i / 3) * 3 + i % 3) * a->c + c0, m, acc[i]);
+}
+
+ALWAYS_INLINE void dw3_wg_pos(const int CHECK, const float *const xr[3], int64_t xw, int col, int iw, __m256 yv, __m256 acc[9],
+                              __m256i m)
+{
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; r++) {
+        if (!xr[r]) continue;
+#pragma GCC unroll 3
+        for (int s = 0; s < 3; s++) {
+            if (CHECK && (col + s < 0 || col + s >= iw)) continue;
+            acc[r * 3 + s] = _mm256_fmadd_ps(_mm256_maskload_ps(xr[r] + (int64_t)(col + s) * xw, m), yv, acc[r * 3 + s]);
+        }
+    }
+}
+
+/* 4 interior output positions: each x vector of a filter row is loaded once and feeds up to 3
+ * taps (9 sums + 4 dy vectors + 1 input = 14 registers) */
+ALWAYS_INLINE void dw3_wg_4(const float *const xr[3], int64_t xw, int col, const float *yp, int64_t yw, __m256 acc[9], __m256i m)
+{
+    __m256 yv[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) yv[i] = _mm256_maskload_ps(yp + (int64_t)i * yw, m);
+#pragma GCC unroll 3
+    for (int r = 0; r < 3; r++) {
+        if (!xr[r]) continue;
+#pragma GCC unroll 6
+        for (int j = 0; j < 6; j++) {
+            __m256 xv = _mm256_maskload_ps(xr[r] + (int64_t)(col + j) * xw, m);
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; s++) {
+                int i = j - s;
+                if (i >= 0 && i < 4) acc[r * 3 + s] = _mm256_fmadd_ps(xv, yv[i], acc[r * 3 + s]);
+            }
+        }
+    }
+}
+
+void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk)
+{
+    int ncb = (a->c + 7) / 8;
+    int64_t rows = (int64_t)a->n * a->p;
+    int lo = pw, hi = iw - 2 + pw; /* ow in [lo, hi) reads columns ow-pw .. ow-pw+2, all inside */
+    if (hi > a->q) hi = a->q;
+    if (lo > hi) lo = hi;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int ch = 0; ch < nchunk; ch++)
+        for (int cb = 0; cb < ncb; cb++) {
+            int c0 = cb * 8;
+            __m256i m = mask_for(a->c - c0);
+            int64_t r0 = rows * ch / nchunk, r1 = rows * (ch + 1) / nchunk;
+            __m256 acc[9];
+            for (int i = 0; i < 9; i++) acc[i] = _mm256_setzero_ps();
+            for (int64_t row = r0; row < r1; row++) {
+                int n = (int)(row / a->p), oh = (int)(row % a->p);
+                const float *xr[3];
+                for (int r = 0; r < 3; r++) {
+                    int y = oh - ph + r;
+                    xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+                }
+                const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                int ow = 0;
+                for (; ow < lo; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm256_maskload_ps(yr + ow * a->yw, m), acc, m);
+                for (; ow + 4 <= hi; ow += 4) dw3_wg_4(xr, a->xw, ow - pw, yr + ow * a->yw, a->yw, acc, m);
+                for (; ow < hi; ow++) dw3_wg_pos(0, xr, a->xw, ow - pw, iw, _mm256_maskload_ps(yr + ow * a->yw, m), acc, m);
+                for (; ow < a->q; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm256_maskload_ps(yr + ow * a->yw, m), acc, m);
+            }
+            float *o = a->acc + (int64_t)ch * 9 * a->c + c0;
+            for (int i = 0; i < 9; i++) _mm256_maskstore_ps(o + (int64_t)i * a->c, m, acc[i]);
+        }
+}
+
+/* one task per 8-channel block: every dy vector is loaded once and feeds up to 12 taps (larger
+ * filters go in passes of whole tap rows, or one tap at a time past 12 columns) */
+void fdnn_avx2_dw_wgrad(const fdnn_dw_wgrad *a)
+{
+    int ncb = (a->c + 7) / 8, S = a->s;
+    int rblk = 12 / S < 1 ? 1 : 12 / S;   /* filter rows per pass */
+    int64_t rows = (int64_t)a->n * a->p, xs = (int64_t)a->sw * a->xw;
+#pragma omp parallel for schedule(static)
+    for (int cb = 0; cb < ncb; cb++) {
+        int c0 = cb * 8;
+        __m256i m = mask_for(a->c - c0);
+        for (int r0 = 0; r0 < a->r; r0 += rblk) {
+            int nr = a->r - r0 < rblk ? a->r - r0 : rblk;
+            if (S > 12) {   /* very wide filters: one tap at a time */
+                for (int r = r0; r < r0 + nr; r++)
+                    for (int s = 0; s < S; s++) {
+                        __m256 acc = _mm256_setzero_ps();
+                        for (int64_t row = 0; row < rows; row++) {
+                            int n = (int)(row / a->p), oh = (int)(row % a->p);
+                            const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r * a->dh) * a->xh + (int64_t)s * a->dw * a->xw + c0;
+                            const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                            for (int ow = 0; ow < a->q; ow++)
+                                acc = _mm256_fmadd_ps(_mm256_maskload_ps(xr + ow * xs, m), _mm256_maskload_ps(yr + ow * a->yw, m), acc);
+                        }
+                        _mm256_maskstore_ps(a->acc + ((int64_t)r * S + s) * a->c + c0, m, acc);
+                    }
+                continue;
+            }
+            if (nr == 3 && S == 3) {   /* the common 3x3: constant bounds keep the 9 sums in registers */
+                dw_wg_3x3(a, c0, r0, m, rows, xs);
+                continue;
+            }
+            __m256 acc[12];
+            for (int i = 0; i < 12; i++) acc[i] = _mm256_setzero_ps();
+            for (int64_t row = 0; row < rows; row++) {
+                int n = (int)(row / a->p), oh = (int)(row % a->p);
+                const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
+                const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+                for (int ow = 0; ow < a->q; ow++) {
+                    __m256 yv = _mm256_maskload_ps(yr + ow * a->yw, m);
+                    const float *xp = xr + ow * xs;
+                    for (int r = 0; r < nr; r++)
+                        for (int s = 0; s < S; s++)
+                            acc[r * S + s] = _mm256_fmadd_ps(
+                                _mm256_maskload_ps(xp + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw, m), yv, acc[r * S + s]);
+                }
+            }
+            for (int r = 0; r < nr; r++)
+                for (int s = 0; s < S; s++) _mm256_maskstore_ps(a->acc + ((int64_t)(r0 + r) * S + s) * a->c + c0, m, acc[r * S + s]);
+        }
+    }
+}
+#endif
