@@ -31,7 +31,7 @@ def layers(path):
 
 def parse(path, lay):
     text = open(path).read()
-    peak = re.search(r"measured \S+ FMA peak ([0-9.]+) GFLOP/s", text)
+    peak = re.search(r"measured (\S+) FMA peak ([0-9.]+) GFLOP/s", text)
     tile = re.search(r"GEMM tile from L1: ([0-9.]+) GFLOP/s", text)
     rows, i, seen = [], 0, {}
     for line in text.splitlines():
@@ -51,13 +51,14 @@ def parse(path, lay):
         seen[d] = True
         if d == "bwd-filter":
             i += 1
-    return rows, (float(peak.group(1)) if peak else None), (float(tile.group(1)) if tile else None)
+    return rows, ((float(peak.group(2)), peak.group(1)) if peak else None), (float(tile.group(1)) if tile else None)
 
 
 def table(title, rows, peak, tile=None):
     out = ["#### %s" % title, ""]
     if peak:
-        line = "Measured AVX-512 FMA peak in this run: %.0f GFLOP/s (2 threads)." % peak
+        peak, isa = peak
+        line = "Measured %s FMA peak in this run: %.0f GFLOP/s (2 threads)." % (isa, peak)
         if tile:
             line += (" A 48x8 AVX-512 GEMM register tile fed from L1 (the bench's practical inner-loop ceiling) ran at"
                      " %.0f GFLOP/s, %.0f%% of it." % (tile, 100 * tile / peak))

@@ -76,13 +76,13 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
 
 #ifdef FDNN_HAVE_AVX512
 static const fdnn_nhwc_kernels k_avx512 = {
-    "AVX-512", fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
+    "AVX-512", 16, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
     fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1,
 };
 #endif
 #ifdef FDNN_HAVE_AVX2
 static const fdnn_nhwc_kernels k_avx2 = {
-    "AVX2", fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
+    "AVX2", 8, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
     fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1,
 };
 #endif

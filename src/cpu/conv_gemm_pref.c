@@ -44,9 +44,20 @@ static int prefer_gemm(const fdnn_conv_problem *p)
     if (p->w_nhwc) {
         char why[160];
         int strided_1x1 = p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1);
-        if (fdnn_nhwc_direct_applicable(p, why, sizeof why))
-            return p->dir == FDNN_CONV_BWD_FILTER && strided_1x1 && (int64_t)p->n * p->out[0] * p->out[1] * p->out[2] > 784;
         const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
+        if (fdnn_nhwc_direct_applicable(p, why, sizeof why)) {
+            if (fdnn_nhwc_kernels_get()->vec == 16) return p->dir == FDNN_CONV_BWD_FILTER && strided_1x1 && p->n * opq > 784;
+            /* AVX2 kernels (16 output channels x 6 positions per tile, half the AVX-512 tile):
+             * OpenBLAS's GEMM wins on small outputs and on the strided 1x1 and small backward
+             * filters. Zen 3, 2 threads, ratio to oneDNN of the min time, best of two
+             * interleaved runs, direct -> GEMM: 3x3 512->512 7x7 N=1 fwd/bwd-data/bwd-filter
+             * 1.16/1.31/0.80 -> 0.66/0.74/0.72, 1x1 2048->512 7x7 bwd-data 1.01 -> 0.65, 3x3
+             * 256->256 14x14 bwd-filter 0.99 -> 0.74, strided 1x1 256->512 56x56 bwd-filter
+             * 1.10 -> 0.75; elsewhere direct wins (e.g. 3x3 64->64 56x56 bwd-data 0.98 against
+             * 1.70, the ResNet stem 1.50/0.79/0.62 against 3.60/59/1.93). */
+            if (p->dir == FDNN_CONV_BWD_FILTER && (strided_1x1 || p->n * opq <= 392)) return 1;
+            return opq <= 64 && p->n * opq <= 392;
+        }
         if (nhwc_unit(p)) return opq <= 784;
         if (p->dir != FDNN_CONV_BWD_FILTER) return 0;
         if (p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1)) return 1;
@@ -79,6 +90,12 @@ static int prefer_gemm(const fdnn_conv_problem *p)
     if (p->dir == FDNN_CONV_BWD_DATA && p->c < 16) return 1;
     int64_t pq = (int64_t)p->out[0] * p->out[1] * p->out[2];
     if (pq <= 64 && p->n * pq <= 196) return 1;
+    /* with the AVX2 kernels the NCHW backward filter (x and dy transposed to NHWC first) loses
+     * to GEMM up to N*P*Q = 784. Zen 3, 2 threads, ratio to oneDNN, best of two interleaved
+     * runs, direct -> GEMM: 3x3 256->256 14x14 N=1 1.50 -> 1.00, 3x3 128->128 28x28 0.95 ->
+     * 0.84, 3x3 512->512 7x7 1.61 -> 1.46; 3x3 64->64 56x56 (3136) stays direct, 0.59 against 0.88 */
+    const fdnn_nhwc_kernels *k = fdnn_nhwc_kernels_get();
+    if (k && k->vec == 8 && p->dir == FDNN_CONV_BWD_FILTER && p->n * pq <= 784) return 1;
     return 0;
 }
 

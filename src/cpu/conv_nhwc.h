@@ -111,6 +111,7 @@ void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, in
 /* One instruction set's kernels, picked at run time */
 typedef struct fdnn_nhwc_kernels {
     const char *isa;   /* "AVX-512" or "AVX2" */
+    int vec;           /* floats per vector: 16 or 8 */
     void (*fwd)(const fdnn_nhwc_fwd *a);
     void (*wgrad)(const fdnn_nhwc_wgrad *a);
     void (*pack_rows)(const float *src, int64_t sco, int nj, int ci, float *d);

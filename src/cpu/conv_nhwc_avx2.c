@@ -27,6 +27,15 @@ static inline __m256i mask_for(int left)
     return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - left));
 }
 
+/* 8 floats at p: all lanes (P == 0: a whole 8-channel block) or the lanes of m (P == 1: the
+ * last, partial block). vmaskmov is avoided where it is not needed: its stores are slow on AMD. */
+ALWAYS_INLINE __m256 vld(const int P, const float *p, __m256i m) { return P ? _mm256_maskload_ps(p, m) : _mm256_loadu_ps(p); }
+ALWAYS_INLINE void vst(const int P, float *p, __m256i m, __m256 v)
+{
+    if (P) _mm256_maskstore_ps(p, m, v);
+    else _mm256_storeu_ps(p, v);
+}
+
 /* ---------------------------------------------------------------- forward */
 /* NV (1 or 2) vectors of one 16-channel half of a packed filter block x NW output positions */
 ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh,
@@ -103,7 +112,7 @@ void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
 {
     int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
     int64_t wblk = (int64_t)a->r * a->s * a->ci * FDNN_NHWC_KB;
-    int nw = fdnn_nhwc_pick_nw(a->q, 6, 4);
+    int nw = fdnn_nhwc_pick_nw(a->q, 6, 5);
     int64_t tasks = (int64_t)nkb * a->n * a->p;
     /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
      * once); else channel blocks outermost (each filter block is read once) */
@@ -282,17 +291,17 @@ void fdnn_avx2_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
 }
 
 /* ---------------------------------------------------------------- depthwise */
-ALWAYS_INLINE void dw_tile(const int NW, const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m)
+ALWAYS_INLINE void dw_tile(const int NW, const int P, const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m)
 {
     __m256 acc[8];
 #pragma GCC unroll 8
     for (int i = 0; i < NW; i++) acc[i] = _mm256_setzero_ps();
     for (int r = 0; r < a->r; r++)
         for (int s = 0; s < a->s; s++) {
-            __m256 wv = _mm256_maskload_ps(a->wp + (int64_t)(r * a->s + s) * a->c + c0, m);
+            __m256 wv = vld(P, a->wp + (int64_t)(r * a->s + s) * a->c + c0, m);
             const float *xp = x + (int64_t)r * a->dh * a->xh + (int64_t)s * a->dw * a->xw;
 #pragma GCC unroll 8
-            for (int i = 0; i < NW; i++) acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xp + i * xs, m), wv, acc[i]);
+            for (int i = 0; i < NW; i++) acc[i] = _mm256_fmadd_ps(vld(P, xp + i * xs, m), wv, acc[i]);
         }
     __m256 va = _mm256_set1_ps(a->alpha), vb = _mm256_set1_ps(a->beta);
     int nleft = a->c - c0 < 8 ? a->c - c0 : 8;
@@ -301,8 +310,8 @@ ALWAYS_INLINE void dw_tile(const int NW, const fdnn_dw_fwd *a, const float *x, i
         float *yp = y + i * a->yw;
         __m256 v = _mm256_mul_ps(va, acc[i]);
         if (a->yc == 1) {
-            if (a->beta != 0) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yp, m), v);
-            _mm256_maskstore_ps(yp, m, v);
+            if (a->beta != 0) v = _mm256_fmadd_ps(vb, vld(P, yp, m), v);
+            vst(P, yp, m, v);
         } else {
             float buf[8];
             _mm256_storeu_ps(buf, v);
@@ -310,8 +319,9 @@ ALWAYS_INLINE void dw_tile(const int NW, const fdnn_dw_fwd *a, const float *x, i
         }
     }
 }
-static void dw_tile_8(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m) { dw_tile(8, a, x, xs, y, c0, m); }
-static void dw_tile_1(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m) { dw_tile(1, a, x, xs, y, c0, m); }
+#define DW_TILE(NW, P) \
+    static void dw_tile_##NW##_##P(const fdnn_dw_fwd *a, const float *x, int64_t xs, float *y, int c0, __m256i m) { dw_tile(NW, P, a, x, xs, y, c0, m); }
+DW_TILE(8, 0) DW_TILE(8, 1) DW_TILE(1, 0) DW_TILE(1, 1)
 
 void fdnn_avx2_dw_fwd(const fdnn_dw_fwd *a)
 {
@@ -326,16 +336,16 @@ void fdnn_avx2_dw_fwd(const fdnn_dw_fwd *a)
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 8;
             __m256i m = mask_for(a->c - c0);
-            int ow = 0;
-            for (; ow + 8 <= a->q; ow += 8) dw_tile_8(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
-            for (; ow < a->q; ow++) dw_tile_1(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+            int ow = 0, part = a->c - c0 < 8;
+            for (; ow + 8 <= a->q; ow += 8) (part ? dw_tile_8_1 : dw_tile_8_0)(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
+            for (; ow < a->q; ow++) (part ? dw_tile_1_1 : dw_tile_1_0)(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
         }
     }
 }
 
 /* 3x3 stride 1 from the unpadded input: NW outputs from NW+2 input vectors per filter row, the 9
  * filter vectors in registers (9 + 4 sums + 1 input = 14 of the 16) */
-ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a, const float *const xr[3], int col0, int iw,
+ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const int P, const fdnn_dw_fwd *a, const float *const xr[3], int col0, int iw,
                             const __m256 w[9], float *y, __m256i m)
 {
     __m256 acc[4];
@@ -348,7 +358,7 @@ ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a,
         for (int j = 0; j < NW + 2; j++) {
             int col = col0 + j;
             if (CHECK && (col < 0 || col >= iw)) continue;
-            __m256 xv = _mm256_maskload_ps(xr[r] + (int64_t)col * a->xw, m);
+            __m256 xv = vld(P, xr[r] + (int64_t)col * a->xw, m);
 #pragma GCC unroll 3
             for (int s = 0; s < 3; s++) {
                 int i = j - s;
@@ -361,10 +371,24 @@ ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a,
     for (int i = 0; i < NW; i++) {
         float *yp = y + i * a->yw;
         __m256 v = _mm256_mul_ps(va, acc[i]);
-        if (a->beta != 0) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yp, m), v);
-        _mm256_maskstore_ps(yp, m, v);
+        if (a->beta != 0) v = _mm256_fmadd_ps(vb, vld(P, yp, m), v);
+        vst(P, yp, m, v);
     }
 }
+
+/* one output row of one channel block */
+ALWAYS_INLINE void dw3_row(const int P, const fdnn_dw_fwd *a, const float *const xr[3], int iw, int pw, const __m256 w[9], float *yr, __m256i m)
+{
+    int ow = 0;
+    for (; ow + 4 <= a->q; ow += 4) {
+        int col0 = ow - pw;
+        if (col0 >= 0 && col0 + 6 <= iw) dw3_tile(4, 0, P, a, xr, col0, iw, w, yr + ow * a->yw, m);
+        else dw3_tile(4, 1, P, a, xr, col0, iw, w, yr + ow * a->yw, m);
+    }
+    for (; ow < a->q; ow++) dw3_tile(1, 1, P, a, xr, ow - pw, iw, w, yr + ow * a->yw, m);
+}
+static void dw3_row_0(const fdnn_dw_fwd *a, const float *const xr[3], int iw, int pw, const __m256 w[9], float *yr, __m256i m) { dw3_row(0, a, xr, iw, pw, w, yr, m); }
+static void dw3_row_1(const fdnn_dw_fwd *a, const float *const xr[3], int iw, int pw, const __m256 w[9], float *yr, __m256i m) { dw3_row(1, a, xr, iw, pw, w, yr, m); }
 
 void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw)
 {
@@ -384,13 +408,7 @@ void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw
                 int y = oh - ph + r;
                 xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
             }
-            int ow = 0;
-            for (; ow + 4 <= a->q; ow += 4) {
-                int col0 = ow - pw;
-                if (col0 >= 0 && col0 + 6 <= iw) dw3_tile(4, 0, a, xr, col0, iw, w, yr + ow * a->yw + c0, m);
-                else dw3_tile(4, 1, a, xr, col0, iw, w, yr + ow * a->yw + c0, m);
-            }
-            for (; ow < a->q; ow++) dw3_tile(1, 1, a, xr, ow - pw, iw, w, yr + ow * a->yw + c0, m);
+            (a->c - c0 < 8 ? dw3_row_1 : dw3_row_0)(a, xr, iw, pw, w, yr + c0, m);
         }
     }
 }
@@ -413,7 +431,7 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const int PART, const
         __m256 d[4];
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
-            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? _mm256_maskload_ps(xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
+            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? vld(PART, xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
         __m256 v[4] = { _mm256_sub_ps(d[0], d[2]), _mm256_add_ps(d[1], d[2]), _mm256_sub_ps(d[2], d[1]), _mm256_sub_ps(d[1], d[3]) };
 #pragma GCC unroll 2
         for (int t = 0; t < T; t++) {
@@ -422,7 +440,7 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const int PART, const
 #pragma GCC unroll 4
             for (int k = 0; k < 4; k++) {
                 const float *up = u + (r * 4 + k) * uc;
-                acc[t][k] = _mm256_fmadd_ps(PART ? _mm256_maskload_ps(up, m) : _mm256_loadu_ps(up), v[k], acc[t][k]);
+                acc[t][k] = _mm256_fmadd_ps(vld(PART, up, m), v[k], acc[t][k]);
             }
         }
     }
@@ -431,11 +449,11 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const int PART, const
     for (int t = 0; t < T; t++) {
         __m256 y0 = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), acc[t][2]);
         __m256 y1 = _mm256_sub_ps(_mm256_sub_ps(acc[t][1], acc[t][2]), acc[t][3]);
-        if (beta != 0) y0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yr[t], m), y0);
-        _mm256_maskstore_ps(yr[t], m, y0);
+        if (beta != 0) y0 = _mm256_fmadd_ps(vb, vld(PART, yr[t], m), y0);
+        vst(PART, yr[t], m, y0);
         if (two) {
-            if (beta != 0) y1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yr[t] + yw, m), y1);
-            _mm256_maskstore_ps(yr[t] + yw, m, y1);
+            if (beta != 0) y1 = _mm256_fmadd_ps(vb, vld(PART, yr[t] + yw, m), y1);
+            vst(PART, yr[t] + yw, m, y1);
         }
     }
 }
@@ -500,7 +518,7 @@ void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, i
     }
 }
 
-static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __m256i m, int64_t rows, int64_t xs)
+ALWAYS_INLINE void dw_wg_3x3(const int P, const fdnn_dw_wgrad *a, int c0, int r0, __m256i m, int64_t rows, int64_t xs)
 {
     __m256 acc[9];
 #pragma GCC unroll 9
@@ -510,19 +528,20 @@ static void dw_wg_3x3(const fdnn_dw_wgrad *a, int c0, int r0, __m256i m, int64_t
         const float *xr = a->x + n * a->xn + ((int64_t)oh * a->sh + (int64_t)r0 * a->dh) * a->xh + c0;
         const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
         for (int ow = 0; ow < a->q; ow++) {
-            __m256 yv = _mm256_maskload_ps(yr + ow * a->yw, m);
+            __m256 yv = vld(P, yr + ow * a->yw, m);
             const float *xp = xr + ow * xs;
 #pragma GCC unroll 9
             for (int i = 0; i < 9; i++)
-                acc[i] = _mm256_fmadd_ps(_mm256_maskload_ps(xp + (int64_t)(i / 3) * a->dh * a->xh + (int64_t)(i % 3) * a->dw * a->xw, m), yv,
-                                         acc[i]);
+                acc[i] = _mm256_fmadd_ps(vld(P, xp + (int64_t)(i / 3) * a->dh * a->xh + (int64_t)(i % 3) * a->dw * a->xw, m), yv, acc[i]);
         }
     }
 #pragma GCC unroll 9
-    for (int i = 0; i < 9; i++) _mm256_maskstore_ps(a->acc + ((int64_t)(r0 + i / 3) * 3 + i % 3) * a->c + c0, m, acc[i]);
+    for (int i = 0; i < 9; i++) vst(P, a->acc + ((int64_t)(r0 + i / 3) * 3 + i % 3) * a->c + c0, m, acc[i]);
 }
+static void dw_wg_3x3_0(const fdnn_dw_wgrad *a, int c0, int r0, __m256i m, int64_t rows, int64_t xs) { dw_wg_3x3(0, a, c0, r0, m, rows, xs); }
+static void dw_wg_3x3_1(const fdnn_dw_wgrad *a, int c0, int r0, __m256i m, int64_t rows, int64_t xs) { dw_wg_3x3(1, a, c0, r0, m, rows, xs); }
 
-ALWAYS_INLINE void dw3_wg_pos(const int CHECK, const float *const xr[3], int64_t xw, int col, int iw, __m256 yv, __m256 acc[9],
+ALWAYS_INLINE void dw3_wg_pos(const int CHECK, const int P, const float *const xr[3], int64_t xw, int col, int iw, __m256 yv, __m256 acc[9],
                               __m256i m)
 {
 #pragma GCC unroll 3
@@ -531,24 +550,24 @@ ALWAYS_INLINE void dw3_wg_pos(const int CHECK, const float *const xr[3], int64_t
 #pragma GCC unroll 3
         for (int s = 0; s < 3; s++) {
             if (CHECK && (col + s < 0 || col + s >= iw)) continue;
-            acc[r * 3 + s] = _mm256_fmadd_ps(_mm256_maskload_ps(xr[r] + (int64_t)(col + s) * xw, m), yv, acc[r * 3 + s]);
+            acc[r * 3 + s] = _mm256_fmadd_ps(vld(P, xr[r] + (int64_t)(col + s) * xw, m), yv, acc[r * 3 + s]);
         }
     }
 }
 
 /* 4 interior output positions: each x vector of a filter row is loaded once and feeds up to 3
  * taps (9 sums + 4 dy vectors + 1 input = 14 registers) */
-ALWAYS_INLINE void dw3_wg_4(const float *const xr[3], int64_t xw, int col, const float *yp, int64_t yw, __m256 acc[9], __m256i m)
+ALWAYS_INLINE void dw3_wg_4(const int P, const float *const xr[3], int64_t xw, int col, const float *yp, int64_t yw, __m256 acc[9], __m256i m)
 {
     __m256 yv[4];
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) yv[i] = _mm256_maskload_ps(yp + (int64_t)i * yw, m);
+    for (int i = 0; i < 4; i++) yv[i] = vld(P, yp + (int64_t)i * yw, m);
 #pragma GCC unroll 3
     for (int r = 0; r < 3; r++) {
         if (!xr[r]) continue;
 #pragma GCC unroll 6
         for (int j = 0; j < 6; j++) {
-            __m256 xv = _mm256_maskload_ps(xr[r] + (int64_t)(col + j) * xw, m);
+            __m256 xv = vld(P, xr[r] + (int64_t)(col + j) * xw, m);
 #pragma GCC unroll 3
             for (int s = 0; s < 3; s++) {
                 int i = j - s;
@@ -557,6 +576,32 @@ ALWAYS_INLINE void dw3_wg_4(const float *const xr[3], int64_t xw, int col, const
         }
     }
 }
+
+/* rows r0..r1 of one channel block: the 9 sums stored at o (stride c per tap) */
+ALWAYS_INLINE void dw3_wg_rows(const int P, const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int lo, int hi, int c0, int64_t r0,
+                               int64_t r1, float *o, __m256i m)
+{
+    __m256 acc[9];
+    for (int i = 0; i < 9; i++) acc[i] = _mm256_setzero_ps();
+    for (int64_t row = r0; row < r1; row++) {
+        int n = (int)(row / a->p), oh = (int)(row % a->p);
+        const float *xr[3];
+        for (int r = 0; r < 3; r++) {
+            int y = oh - ph + r;
+            xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+        }
+        const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+        int ow = 0;
+        for (; ow < lo; ow++) dw3_wg_pos(1, P, xr, a->xw, ow - pw, iw, vld(P, yr + ow * a->yw, m), acc, m);
+        for (; ow + 4 <= hi; ow += 4) dw3_wg_4(P, xr, a->xw, ow - pw, yr + ow * a->yw, a->yw, acc, m);
+        for (; ow < hi; ow++) dw3_wg_pos(0, P, xr, a->xw, ow - pw, iw, vld(P, yr + ow * a->yw, m), acc, m);
+        for (; ow < a->q; ow++) dw3_wg_pos(1, P, xr, a->xw, ow - pw, iw, vld(P, yr + ow * a->yw, m), acc, m);
+    }
+    for (int i = 0; i < 9; i++) vst(P, o + (int64_t)i * a->c, m, acc[i]);
+}
+#define DW3_WG_ARGS const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int lo, int hi, int c0, int64_t r0, int64_t r1, float *o, __m256i m
+static void dw3_wg_rows_0(DW3_WG_ARGS) { dw3_wg_rows(0, a, ih, iw, ph, pw, lo, hi, c0, r0, r1, o, m); }
+static void dw3_wg_rows_1(DW3_WG_ARGS) { dw3_wg_rows(1, a, ih, iw, ph, pw, lo, hi, c0, r0, r1, o, m); }
 
 void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk)
 {
@@ -569,26 +614,9 @@ void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, in
     for (int ch = 0; ch < nchunk; ch++)
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 8;
-            __m256i m = mask_for(a->c - c0);
             int64_t r0 = rows * ch / nchunk, r1 = rows * (ch + 1) / nchunk;
-            __m256 acc[9];
-            for (int i = 0; i < 9; i++) acc[i] = _mm256_setzero_ps();
-            for (int64_t row = r0; row < r1; row++) {
-                int n = (int)(row / a->p), oh = (int)(row % a->p);
-                const float *xr[3];
-                for (int r = 0; r < 3; r++) {
-                    int y = oh - ph + r;
-                    xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
-                }
-                const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
-                int ow = 0;
-                for (; ow < lo; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm256_maskload_ps(yr + ow * a->yw, m), acc, m);
-                for (; ow + 4 <= hi; ow += 4) dw3_wg_4(xr, a->xw, ow - pw, yr + ow * a->yw, a->yw, acc, m);
-                for (; ow < hi; ow++) dw3_wg_pos(0, xr, a->xw, ow - pw, iw, _mm256_maskload_ps(yr + ow * a->yw, m), acc, m);
-                for (; ow < a->q; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm256_maskload_ps(yr + ow * a->yw, m), acc, m);
-            }
-            float *o = a->acc + (int64_t)ch * 9 * a->c + c0;
-            for (int i = 0; i < 9; i++) _mm256_maskstore_ps(o + (int64_t)i * a->c, m, acc[i]);
+            (a->c - c0 < 8 ? dw3_wg_rows_1 : dw3_wg_rows_0)(a, ih, iw, ph, pw, lo, hi, c0, r0, r1, a->acc + (int64_t)ch * 9 * a->c + c0,
+                                                            mask_for(a->c - c0));
         }
 }
 
@@ -621,7 +649,7 @@ void fdnn_avx2_dw_wgrad(const fdnn_dw_wgrad *a)
                 continue;
             }
             if (nr == 3 && S == 3) {   /* the common 3x3: constant bounds keep the 9 sums in registers */
-                dw_wg_3x3(a, c0, r0, m, rows, xs);
+                (a->c - c0 < 8 ? dw_wg_3x3_1 : dw_wg_3x3_0)(a, c0, r0, m, rows, xs);
                 continue;
             }
             __m256 acc[12];
