@@ -61,7 +61,7 @@ cc $cf -std=c99 -o "$tmp/hello_plain" "$hello" -I"$pfx/include" -L"$pfx/lib" -lc
 check "'$tmp/hello_plain' | grep -q 'cuDNN v8.9.7 initialized successfully.'" "plain build does not run"
 check "ldd '$tmp/hello_plain' | grep -q '$pfx/lib/libcudnn.so.8'" "plain build does not load the installed libcudnn.so.8"
 cc $cf -std=c99 -o "$tmp/hello_static" "$hello" -I"$pfx/include" "$pfx/lib/libcudnn_static.a" \
-   $(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --static --libs-only-other --libs-only-l cudnn | sed 's/-lcudnn//') 2> "$tmp/cc3.log" \
+   $(PKG_CONFIG_PATH="$pfx/lib/pkgconfig" pkg-config --static --libs cudnn | sed 's/-lcudnn\( \|$\)/ /') 2> "$tmp/cc3.log" \
   || { cat "$tmp/cc3.log"; fail "static build failed"; }
 check "'$tmp/hello_static' | grep -q 'initialized successfully.'" "static build does not run"
 if command -v pkg-config > /dev/null; then
