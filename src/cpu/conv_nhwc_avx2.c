@@ -108,6 +108,46 @@ static const fwd_fn fwd_tiles[2][7] = {
     { NULL, fwd_tile_2_1, fwd_tile_2_2, fwd_tile_2_3, fwd_tile_2_4, fwd_tile_2_5, fwd_tile_2_6 },
 };
 
+/* Software prefetch of the input the next output row will need, issued while this row runs: the
+ * input rows of the next output row (n2, oh2) that the window of (n, oh) does not hold, for
+ * output columns ow .. ow+cnt-1 (the part one register tile of this row covers). A tile walks its
+ * few pixels channel by channel, so a row that is in no cache arrives one group of misses at a
+ * time: 1x1 64->64 56x56, one thread, takes 0.33 ms per image at N=1 (in cache) but 0.5-0.7 at
+ * N=8. Measured at N=8, one thread, min of 6 interleaved runs each (ms, without -> with):
+ * strided 1x1 256->512 56x56 36.9 -> 28.6 and 43.9 -> 39.9 in two sessions of runs, 1x1
+ * 64->256 16.3 -> 16.4 and 17.5 -> 14.4, 1x1 64->64 and 3x3 64->64 within 2-4% (run-to-run
+ * spread on this machine is 10-15%). FREEDNN_CPU_PREFETCH=0 turns it off, =2 on at every size. */
+static void prefetch_next(const fdnn_nhwc_fwd *a, int n, int oh, int ow, int cnt)
+{
+    int n2 = n, oh2 = oh + 1;
+    if (oh2 == a->p) {
+        n2++;
+        oh2 = 0;
+    }
+    if (n2 >= a->n) return;
+    int first = oh2 * a->sh, last = first + (a->r - 1) * a->dh;
+    if (n2 == n && first <= oh * a->sh + (a->r - 1) * a->dh) {   /* same image: only the rows below this window */
+        int cur_last = oh * a->sh + (a->r - 1) * a->dh;
+        first = cur_last + 1 > first ? cur_last + 1 : first;
+    }
+    int64_t xs = (int64_t)a->sw * a->xw;
+    int contiguous = a->dw == 1 && a->xw == a->ci;   /* the S taps of a pixel are one run */
+    for (int row = first; row <= last; row += a->dh) {
+        const char *xr = (const char *)(a->x + n2 * a->xn + (int64_t)row * a->xh);
+        if (contiguous && a->sw == 1) {
+            const char *b = xr + (int64_t)ow * xs * 4, *e = xr + ((int64_t)(ow + cnt - 1) * xs + (int64_t)a->s * a->ci) * 4;
+            for (; b < e; b += 64) _mm_prefetch(b, _MM_HINT_T0);
+            continue;
+        }
+        for (int i = 0; i < cnt; i++)
+            for (int s2 = 0; s2 < (contiguous ? 1 : a->s); s2++) {
+                const char *b = xr + ((int64_t)(ow + i) * xs + (int64_t)s2 * a->dw * a->xw) * 4;
+                const char *e = b + (int64_t)(contiguous ? a->s : 1) * a->ci * 4;
+                for (; b < e; b += 64) _mm_prefetch(b, _MM_HINT_T0);
+            }
+    }
+}
+
 void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
 {
     int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
@@ -119,6 +159,9 @@ void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
     int kb_inner = (double)wblk * nkb * sizeof(float) <= 384.0 * 1024;
     const float ab[2] = { a->alpha, a->beta };
     int64_t xs = (int64_t)a->sw * a->xw;
+    /* prefetch (once per output row) where the input is over 1 MB, so not in L2 from the last call */
+    int pf_env = fdnn_env_int("FREEDNN_CPU_PREFETCH", 1);   /* 0 off, 2 on every size (tests) */
+    int pf = pf_env == 2 || (pf_env && (double)a->n * a->xn * sizeof(float) > 1024.0 * 1024);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < tasks; t++) {
         int oh, n, kb;
@@ -138,6 +181,7 @@ void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
             const float *wp = a->wp + kb * wblk + 16 * h;
             for (int ow = 0; ow < a->q; ow += nw) {
                 int cnt = a->q - ow < nw ? a->q - ow : nw;
+                if (h == 0 && pf && (kb == 0 || !kb_inner)) prefetch_next(a, n, oh, ow, cnt);
                 fwd_tiles[nv - 1][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, yr + ow * a->yw, a->yw, a->yc,
                                        left < 16 ? left : 16, ab);
             }
