@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "conv_cpu.h"
-#include "cpu_features.h"
+#include "conv_nhwc.h"
 
 extern const fdnn_conv_impl fdnn_conv_fwd__direct_nhwc, fdnn_conv_bwd_data__direct_nhwc, fdnn_conv_bwd_filter__direct_nhwc;
 extern const fdnn_conv_impl fdnn_conv_fwd__depthwise_nhwc, fdnn_conv_bwd_data__depthwise_nhwc, fdnn_conv_bwd_filter__depthwise_nhwc;
@@ -82,27 +82,18 @@ static size_t cvt_workspace(const fdnn_conv_impl *in, const fdnn_conv_problem *p
     return b + in->workspace(&q);
 }
 
-/* a contiguous run converted with AVX-512 or AVX2 in chunks over the threads; 0 where the CPU
- * or the build has neither */
-typedef void (*widen_fn)(const uint16_t *s, int half, size_t n, float *d);
-typedef void (*narrow_fn)(const float *s, int half, size_t n, uint16_t *d);
+/* a contiguous run converted with the CPU's vector kernels (fdnn_nhwc_kernels_get) in chunks
+ * over the threads; 0 where the CPU or the build has none */
 static int run_simd(const void *src, void *dst, int to_float, int half, size_t n)
 {
-    widen_fn wf = NULL;
-    narrow_fn nf = NULL;
-#ifdef FDNN_HAVE_AVX512
-    if (fdnn_cpu_has_avx512()) { wf = fdnn_avx512_widen16; nf = fdnn_avx512_narrow16; }
-#endif
-#ifdef FDNN_HAVE_AVX2
-    if (!wf && fdnn_cpu_has_avx2()) { wf = fdnn_avx2_widen16; nf = fdnn_avx2_narrow16; }
-#endif
-    if (!wf) return 0;
+    const fdnn_nhwc_kernels *K = fdnn_nhwc_kernels_get();
+    if (!K) return 0;
     const int64_t chunks = (int64_t)((n + 16383) / 16384);
 #pragma omp parallel for schedule(static) if (chunks > 4)
     for (int64_t ch = 0; ch < chunks; ch++) {
         const size_t a = (size_t)ch * 16384, len = n - a < 16384 ? n - a : 16384;
-        if (to_float) wf((const uint16_t *)src + a, half, len, (float *)dst + a);
-        else nf((const float *)src + a, half, len, (uint16_t *)dst + a);
+        if (to_float) K->widen16((const uint16_t *)src + a, half, len, (float *)dst + a);
+        else K->narrow16((const float *)src + a, half, len, (uint16_t *)dst + a);
     }
     return 1;
 }

@@ -77,13 +77,13 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
 #ifdef FDNN_HAVE_AVX512
 static const fdnn_nhwc_kernels k_avx512 = {
     "AVX-512", 16, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
-    fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1,
+    fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1, fdnn_avx512_widen16, fdnn_avx512_narrow16,
 };
 #endif
 #ifdef FDNN_HAVE_AVX2
 static const fdnn_nhwc_kernels k_avx2 = {
     "AVX2", 8, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
-    fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1,
+    fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1, fdnn_avx2_widen16, fdnn_avx2_narrow16,
 };
 #endif
 
@@ -96,6 +96,45 @@ const fdnn_nhwc_kernels *fdnn_nhwc_kernels_get(void)
     if (fdnn_cpu_has_avx2()) return &k_avx2;
 #endif
     return NULL;
+}
+
+void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_bytes, const fdnn_nhwc_wg_tile *full,
+                           const fdnn_nhwc_wg_tile *partial)
+{
+    int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
+    int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb;
+    int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
+    int64_t rows_per_chunk = 256 / a->q;
+    if (rows_per_chunk < 1) rows_per_chunk = 1;
+    int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    /* chunk 0 stores alpha * sum + beta * out, every later chunk adds alpha * its sum */
+    const float ab_first[2] = { a->alpha, a->beta }, ab_next[2] = { a->alpha, 1.0f };
+    /* task order. Taps and vector blocks innermost (each thread keeps its broadcast channels in
+     * L1 and writes its rows of a KRSC dw front to back) where one chunk of the vector source
+     * fits in L2, as it is then read once per broadcast block; else broadcast blocks innermost
+     * (the vector slice stays in L1 and the broadcast source is read once per vector block) */
+    int64_t crow = rows_per_chunk < rows ? rows_per_chunk : rows;
+    int order = (double)crow * (a->swap ? a->yh : a->sh * a->xh) * sizeof(float) <= l2_bytes;
+#pragma omp parallel
+    {
+        for (int64_t ch = 0; ch < chunks; ch++) {
+            int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
+            /* static schedule over the same count: every thread owns the same tasks in every chunk */
+#pragma omp for schedule(static) nowait
+            for (int64_t t = 0; t < tasks; t++) {
+                int kb, cb, rs;
+                if (order) {
+                    cb = (int)(t % nc); rs = (int)((t / nc) % (a->r * a->s)); kb = (int)(t / ((int64_t)nc * a->r * a->s));
+                } else {
+                    kb = (int)(t % nk); cb = (int)((t / nk) % nc); rs = (int)(t / ((int64_t)nk * nc));
+                }
+                int r = rs / a->s, s = rs % a->s, b0 = kb * kbn, v0 = cb * vb;
+                int cnt = bn - b0 < kbn ? bn - b0 : kbn;
+                float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
+                (vn - v0 < vb ? partial : full)[cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
+            }
+        }
+    }
 }
 
 int fdnn_nhwc_direct_applicable(const fdnn_conv_problem *p, char *why, size_t n)
@@ -211,7 +250,7 @@ void fdnn_nhwc_spread_copy(const float *src, const int64_t *s, int nb, int ch, i
  * filter rows of a block is read along its input channels. (Reading w with one 128-byte piece per 4 KiB
  * page, as an earlier version of the backward-data pack did, made it latency- and TLB-bound:
  * 4-15 ms for that layer depending on what else had run, against 2-3 ms for its forward.) */
-static void pack_filter(const fdnn_conv_problem *p, const geo *g, const float *w, float *wp)
+static void pack_filter(const fdnn_nhwc_kernels *K, const fdnn_conv_problem *p, const geo *g, const float *w, float *wp)
 {
     int nkb = (g->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB, R = g->R, S = g->S, ci = g->ci, co = g->co;
     int bwd = p->dir == FDNN_CONV_BWD_DATA, same = p->cross_correlation ^ bwd;   /* same: w tap (r, s) at kernel tap (r, s) */
@@ -257,7 +296,7 @@ static void pack_filter(const fdnn_conv_problem *p, const geo *g, const float *w
                 int nj = co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
                 const float *src = w + (int64_t)kb * FDNN_NHWC_KB * sco + rr * ws[3] + ss * ws[4];
                 if (sci == 1) {   /* KRSC forward: rows contiguous along c, transposed in registers */
-                    fdnn_nhwc_kernels_get()->pack_rows(src, sco, nj, ci, d);
+                    K->pack_rows(src, sco, nj, ci, d);
                     continue;
                 }
                 /* 16 x 32 tiles: the tile's reads (32 row pieces) and writes stay in L1 */
@@ -292,8 +331,8 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
 {
     if (a->workspace_size < fdnn_nhwc_direct_workspace(p))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, fdnn_nhwc_direct_workspace(p));
-    if (!fdnn_nhwc_kernels_get())
-        return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the direct NHWC kernels need AVX-512 or AVX2, which this CPU or build lacks");
+    const fdnn_nhwc_kernels *K = fdnn_nhwc_kernels_get();
+    if (!K) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the direct NHWC kernels need AVX-512 or AVX2, which this CPU or build lacks");
     geo g;
     make_geo(p, &g);
     char *cur = a->workspace;
@@ -345,7 +384,7 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
             k.alpha = 1.0f;
             k.beta = 0.0f;
         }
-        fdnn_nhwc_kernels_get()->wgrad(&k);
+        K->wgrad(&k);
         if (direct) return CUDNN_STATUS_SUCCESS;
 #pragma omp parallel for collapse(2) schedule(static)
         for (int o = 0; o < g.co; o++)
@@ -407,7 +446,7 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
     }
     const float *in = p->dir == FDNN_CONV_BWD_DATA ? a->y : a->x;
     float *wp = take(&cur, (size_t)(g.co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB * FDNN_NHWC_KB * g.R * g.S * g.ci);
-    pack_filter(p, &g, a->w, wp);
+    pack_filter(K, p, &g, a->w, wp);
     fdnn_nhwc_fwd k = { .n = g.nb, .ci = g.ci, .co = g.co, .p = g.oh, .q = g.ow, .r = g.R, .s = g.S, .sh = g.sh, .sw = g.sw,
                         .dh = g.dh, .dw = g.dw, .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
     if (g.copy_in) {
@@ -434,6 +473,6 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
                     for (int c = 0; c < C; c++) d[c * xs[1]] = beta != 0 ? beta * d[c * xs[1]] : 0.0f;
                 }
     }
-    fdnn_nhwc_kernels_get()->fwd(&k);
+    K->fwd(&k);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -56,6 +56,18 @@ typedef struct fdnn_nhwc_wgrad {
     float alpha, beta;
 } fdnn_nhwc_wgrad;
 void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
+/* One register tile of the weight gradient: the sums of output rows [row0, row1) for tap (r, s),
+ * broadcast channels b0.. (the count is the tile's) and vector channels v0.. (one block), stored
+ * at st (rows stb apart) as ab[0] * sum + ab[1] * st (ab[1] == 0: st not read). */
+typedef void (*fdnn_nhwc_wg_tile)(const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, float *st, int64_t stb,
+                                  const float *ab);
+/* The portable driver both instruction sets' wgrad entries share (conv_direct_nhwc_common.c):
+ * fixed chunks of output rows, tasks (tap, vector block of vb channels, broadcast block of kbn)
+ * statically over the threads, full[cnt] / partial[cnt] (cnt = 1..kbn broadcast channels; partial
+ * where the vector block is short) for each; the task order keeps the vector source in L2 where
+ * one chunk of it is at most l2_bytes. */
+void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_bytes, const fdnn_nhwc_wg_tile *full,
+                           const fdnn_nhwc_wg_tile *partial);
 
 /* Filter pack of the forward direction: d[c*32 + j] = src[j*sco + c] for c < ci, j < nj, and 0
  * for nj <= j < 32 (src: nj filter rows with unit stride along c). */
@@ -120,6 +132,9 @@ typedef struct fdnn_nhwc_kernels {
     void (*dw_fwd_3x3s1_wino)(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);
     void (*dw_wgrad)(const fdnn_dw_wgrad *a);
     void (*dw_wgrad_3x3s1)(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
+    /* HALF (half != 0) / BFLOAT16 runs to float and back (cvt_avx512.c, cvt_avx2.c) */
+    void (*widen16)(const uint16_t *s, int half, size_t n, float *d);
+    void (*narrow16)(const float *s, int half, size_t n, uint16_t *d);
 } fdnn_nhwc_kernels;
 /* AVX-512 where fdnn_cpu_has_avx512(), else AVX2 where fdnn_cpu_has_avx2(), else NULL (the
  * direct and depthwise implementations are then not applicable) */

@@ -291,47 +291,16 @@ ALWAYS_INLINE void wgrad_tile(const int NK, const int MASK, const fdnn_nhwc_wgra
     static void wgrad_tile_##NK##_##M(WG_ARGS) { wgrad_tile(NK, M, a, r, s, b0, v0, row0, row1, st, stb, ab); }
 WG_VARIANT(1, 0) WG_VARIANT(2, 0) WG_VARIANT(3, 0) WG_VARIANT(4, 0) WG_VARIANT(5, 0) WG_VARIANT(6, 0)
 WG_VARIANT(1, 1) WG_VARIANT(2, 1) WG_VARIANT(3, 1) WG_VARIANT(4, 1) WG_VARIANT(5, 1) WG_VARIANT(6, 1)
-typedef void (*wg_fn)(WG_ARGS);
-static const wg_fn wg_tiles[2][7] = {
+static const fdnn_nhwc_wg_tile wg_tiles[2][7] = {
     { NULL, wgrad_tile_1_0, wgrad_tile_2_0, wgrad_tile_3_0, wgrad_tile_4_0, wgrad_tile_5_0, wgrad_tile_6_0 },
     { NULL, wgrad_tile_1_1, wgrad_tile_2_1, wgrad_tile_3_1, wgrad_tile_4_1, wgrad_tile_5_1, wgrad_tile_6_1 },
 };
 
 void fdnn_avx2_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
 {
-    enum { VB = 16, KBN = 6 };
-    int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
-    int nk = (bn + KBN - 1) / KBN, nc = (vn + VB - 1) / VB;
-    int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
-    int64_t rows_per_chunk = 256 / a->q;
-    if (rows_per_chunk < 1) rows_per_chunk = 1;
-    int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
-    /* chunk 0 stores alpha * sum + beta * out, every later chunk adds alpha * its sum */
-    const float ab_first[2] = { a->alpha, a->beta }, ab_next[2] = { a->alpha, 1.0f };
-    /* task order as in the AVX-512 kernel: taps and vector blocks innermost where one chunk of
-     * the vector source fits in L2, else broadcast blocks innermost */
-    int64_t crow = rows_per_chunk < rows ? rows_per_chunk : rows;
-    int order = (double)crow * (a->swap ? a->yh : a->sh * a->xh) * sizeof(float) <= 384.0 * 1024;
-#pragma omp parallel
-    {
-        for (int64_t ch = 0; ch < chunks; ch++) {
-            int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
-            /* static schedule over the same count: every thread owns the same tasks in every chunk */
-#pragma omp for schedule(static) nowait
-            for (int64_t t = 0; t < tasks; t++) {
-                int kb, cb, rs;
-                if (order) {
-                    cb = (int)(t % nc); rs = (int)((t / nc) % (a->r * a->s)); kb = (int)(t / ((int64_t)nc * a->r * a->s));
-                } else {
-                    kb = (int)(t % nk); cb = (int)((t / nk) % nc); rs = (int)(t / ((int64_t)nk * nc));
-                }
-                int r = rs / a->s, s = rs % a->s, b0 = kb * KBN, v0 = cb * VB;
-                int cnt = bn - b0 < KBN ? bn - b0 : KBN;
-                float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
-                wg_tiles[vn - v0 < VB][cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
-            }
-        }
-    }
+    /* 16 x 6 tiles; plain loads where the vector block is whole, masked where it is short; the
+     * task order as in the AVX-512 entry with half its L2 budget */
+    fdnn_nhwc_wgrad_drive(a, 16, 6, 384.0 * 1024, wg_tiles[0], wg_tiles[1]);
 }
 
 /* ---------------------------------------------------------------- depthwise */

@@ -227,55 +227,22 @@ ALWAYS_INLINE void wgrad_tile(const int NV, const int NK, const fdnn_nhwc_wgrad 
     static void wgrad_tile_##NV##_##NK(WG_ARGS) { wgrad_tile(NV, NK, a, r, s, b0, v0, row0, row1, st, stb, ab); }
 WG_VARIANT(2, 1) WG_VARIANT(2, 2) WG_VARIANT(2, 3) WG_VARIANT(2, 4) WG_VARIANT(2, 5) WG_VARIANT(2, 6) WG_VARIANT(2, 7) WG_VARIANT(2, 8)
 WG_VARIANT(4, 1) WG_VARIANT(4, 2) WG_VARIANT(4, 3) WG_VARIANT(4, 4) WG_VARIANT(4, 5) WG_VARIANT(4, 6)
-typedef void (*wg_fn)(WG_ARGS);
 /* [NV / 4][NK]: 32 vector channels x up to 8 broadcasts (16 sums), or 64 x up to 6 (24 sums:
  * 10 loads per 24 FMAs instead of per 16) */
-static const wg_fn wg_tiles[2][9] = {
+static const fdnn_nhwc_wg_tile wg_tiles[2][9] = {
     { NULL, wgrad_tile_2_1, wgrad_tile_2_2, wgrad_tile_2_3, wgrad_tile_2_4, wgrad_tile_2_5, wgrad_tile_2_6, wgrad_tile_2_7, wgrad_tile_2_8 },
     { NULL, wgrad_tile_4_1, wgrad_tile_4_2, wgrad_tile_4_3, wgrad_tile_4_4, wgrad_tile_4_5, wgrad_tile_4_6, NULL, NULL },
 };
 
 void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
 {
-    int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
     /* 64 x 6 tiles where there are >= 48 vector channels: 10 loads per 24 FMAs instead of per 16
-     * (1x1 64->256 56x56 N=8, 2 threads: 7.1 -> 4.7 ms) */
-    int wide = vn >= 48, vb = wide ? 64 : 32, kbn = wide ? 6 : 8;
-    int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb;
-    int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
-    int64_t rows_per_chunk = 256 / a->q;
-    if (rows_per_chunk < 1) rows_per_chunk = 1;
-    int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
-    /* chunk 0 stores alpha * sum + beta * out, every later chunk adds alpha * its sum */
-    const float ab_first[2] = { a->alpha, a->beta }, ab_next[2] = { a->alpha, 1.0f };
-    /* task order. Taps and vector blocks innermost (each thread keeps its broadcast channels in
-     * L1 and writes its rows of a KRSC dw front to back) where one chunk of the vector source
-     * fits in L2, as it is then read once per broadcast block: 3x3 512->512 7x7 N=1, 1 thread,
-     * 3.26 -> 2.47 ms. Else broadcast blocks innermost (the vector slice stays in L1 and the
-     * broadcast source is read once per vector block): 1x1 2048->512 7x7 N=8 (2 MB of x per
-     * chunk) 10.5 -> 9.6 ms. */
-    int64_t crow = rows_per_chunk < rows ? rows_per_chunk : rows;
-    int order = (double)crow * (a->swap ? a->yh : a->sh * a->xh) * sizeof(float) <= 768.0 * 1024;
-#pragma omp parallel
-    {
-        for (int64_t ch = 0; ch < chunks; ch++) {
-            int64_t row0 = ch * rows_per_chunk, row1 = row0 + rows_per_chunk < rows ? row0 + rows_per_chunk : rows;
-            /* static schedule over the same count: every thread owns the same tasks in every chunk */
-#pragma omp for schedule(static) nowait
-            for (int64_t t = 0; t < tasks; t++) {
-                int kb, cb, rs;
-                if (order) {
-                    cb = (int)(t % nc); rs = (int)((t / nc) % (a->r * a->s)); kb = (int)(t / ((int64_t)nc * a->r * a->s));
-                } else {
-                    kb = (int)(t % nk); cb = (int)((t / nk) % nc); rs = (int)(t / ((int64_t)nk * nc));
-                }
-                int r = rs / a->s, s = rs % a->s, b0 = kb * kbn, v0 = cb * vb;
-                int cnt = bn - b0 < kbn ? bn - b0 : kbn;
-                float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
-                wg_tiles[wide][cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
-            }
-        }
-    }
+     * (1x1 64->256 56x56 N=8, 2 threads: 7.1 -> 4.7 ms); masked loads make one table serve
+     * partial vector blocks too. Task order (fdnn_nhwc_wgrad_drive): vector source in L2 where one
+     * chunk of it is at most 768 KB (3x3 512->512 7x7 N=1, 1 thread, 3.26 -> 2.47 ms), else
+     * broadcast blocks innermost (1x1 2048->512 7x7 N=8, 2 MB of x per chunk, 10.5 -> 9.6 ms). */
+    int vn = a->swap ? a->co : a->ci, wide = vn >= 48;
+    fdnn_nhwc_wgrad_drive(a, wide ? 64 : 32, wide ? 6 : 8, 768.0 * 1024, wg_tiles[wide], wg_tiles[wide]);
 }
 
 /* ---------------------------------------------------------------- depthwise */
