@@ -99,7 +99,7 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
      * 56x56 N=8 2.40 -> 1.95, 1x1 64->256 N=8 10.9 -> 9.8, conv1 N=8 20.8 -> 18.7, 3x3 128 28x28
      * and 256 14x14 even; 3x3 512 7x7 (2 x 590 KB of filter) 2.60 -> 3.39, so that one stays narrow */
     int wide = a->co >= 48 && 2 * wblk * (int64_t)sizeof(float) <= 600 * 1024, bpt = wide ? 2 : 1, ntb = (nkb + bpt - 1) / bpt;
-    int nw = wide ? fdnn_nhwc_pick_nw(a->q, 5, 4) : fdnn_nhwc_pick_nw(a->q, 8, 6), nw1 = fdnn_nhwc_pick_nw(a->q, 8, 6);
+    int nw = wide ? 6 : 8, nw1 = 8;
     int64_t tasks = (int64_t)ntb * a->n * a->p;
     /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
      * once); else channel blocks outermost (each filter block is read once) */
@@ -119,10 +119,14 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
         float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)kb * FDNN_NHWC_KB * a->yc;
         const float *wp = a->wp + kb * wblk;
         int64_t xs = (int64_t)a->sw * a->xw;
-        for (int ow = 0; ow < a->q; ow += tw) {
-            int cnt = a->q - ow < tw ? a->q - ow : tw;
+        /* the row in ceil(q / tw) tiles of near-equal width (64 x 6 and 64 x 5 rather than a
+         * row of 64 x 4 where 4 divides q: fewer loads per FMA) */
+        int nt = (a->q + tw - 1) / tw, base = a->q / nt, extra = a->q % nt;
+        for (int ti = 0, ow = 0; ti < nt; ti++) {
+            int cnt = base + (ti < extra);
             fwd_tiles[nv == 4][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, wblk, yr + ow * a->yw, a->yw,
                                     a->yc, left < lim ? left : lim, ab);
+            ow += cnt;
         }
     }
 }
