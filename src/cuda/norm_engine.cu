@@ -12,7 +12,11 @@
  *     1024/width rows, so small C still gets C*sizeof(T)/32 blocks of 1024 threads).
  * Dense packed NCHW/NHWC fast paths: inference is a per-channel coefficient kernel and one flat
  * element-wise pass (bn_prep_infer_kernel + bn_apply_kernel; bn_infer_dense_kernel without
- * scratch); SPATIAL training forward and backward are a partial-sum kernel over
+ * scratch). SPATIAL training forward and backward on packed NCHW, FLOAT/HALF/BFLOAT16, on sm_90+:
+ * one kernel whose thread-block clusters each own a channel, keep its members (x, and dy) in the
+ * blocks' shared memory after a single DRAM read and exchange the partial sums through distributed
+ * shared memory (try_bn_cluster; FREEDNN_BN_CLUSTER=0 turns it off). Otherwise, or when a channel
+ * does not fit in 8 blocks' shared memory: a partial-sum kernel over
  * many blocks per channel, a per-channel finalize and the flat element-wise pass, with the partial
  * sums in the handle's device scratch (try_bn_fast); when that does not apply, training with
  * beta == 0 falls back to one cooperative kernel that keeps its partial sums in the y buffer
@@ -25,6 +29,7 @@
 #include <string.h>
 #include "cuda_norm.h"
 #include "ew_dense.cuh"
+#include "conv_mma_ptx.cuh"
 extern "C" {
 #include "cuda_backend.h"
 #include "cuda_internal.h"
@@ -170,6 +175,39 @@ __device__ __forceinline__ Pos cur_pos(const Cur &k, int pa, long long q, long l
     r.s = pa ? sq : (long long)k.s;
     return r;
 }
+/* Mean and biased variance from the shifted sums t1 = sum(x-K), t2 = sum((x-K)^2) over M
+ * members; rounding can make the variance slightly negative, so it is clamped at 0 (NaN stays NaN). */
+template <typename A> __device__ __forceinline__ void shifted_moments(A K, A t1, A t2, A Mf, A *mean, A *var)
+{
+    const A m1 = t1 / Mf, m2 = t2 / Mf, v = m2 - m1 * m1;
+    *var = v < A(0) ? A(0) : v;
+    *mean = K + m1;
+}
+
+/* Training forward's outputs of the parameter at offset o: the running averages (factor f, the
+ * variance unbiased by M/(M-1), the biased value when M == 1) and the saved mean and inverse. */
+template <typename T, typename A> __device__ void store_batch_stats(const NP<T, A> &p, long long o, A mean, A var, double invd)
+{
+    if (p.run_mean) {
+        const double f = p.factor, unb = p.M > 1 ? (double)p.M / (double)(p.M - 1) : 1.0;
+        p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
+        p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
+    }
+    if (p.save_mean) {
+        p.save_mean[o] = mean;
+        p.save_inv[o] = (A)invd;
+    }
+}
+
+/* dscale, dbias of the parameter at offset ob: alpha_p * d + beta_p * old (beta_p == 0 never reads). */
+template <typename T, typename A> __device__ void store_param_grads(const NP<T, A> &p, long long ob, A ds, A db)
+{
+    A vs = p.alpha_p * ds, vb = p.alpha_p * db;
+    if (p.beta_p != A(0)) vs += p.beta_p * p.dscale[ob], vb += p.beta_p * p.dbias[ob];
+    p.dscale[ob] = vs;
+    p.dbias[ob] = vb;
+}
+
 /* Batch mean and biased variance of parameter q in one pass over x, shifted by K = the first
  * member's value (sums of x-K and (x-K)^2; the shift keeps the cancellation small when the mean
  * is large against the spread). Every thread of the block gets the result. */
@@ -188,11 +226,8 @@ __device__ void batch_stats(const NP<T, A> &p, bool on, long long q, long long c
             s2 += d * d;
         }
     }
-    A m1 = col_sum(s1, sh) / (A)p.M;
-    A m2 = col_sum(s2, sh) / (A)p.M;
-    A v = m2 - m1 * m1;
-    *var = v < A(0) ? A(0) : v; /* rounding can make it slightly negative; NaN stays NaN */
-    *mean = K + m1;
+    const A t1 = col_sum(s1, sh), t2 = col_sum(s2, sh);
+    shifted_moments(K, t1, t2, (A)p.M, mean, var);
 }
 
 template <typename T, typename A, bool TRAIN> __global__ void __launch_bounds__(1024) norm_fwd_kernel(NP<T, A> p)
@@ -210,18 +245,7 @@ template <typename T, typename A, bool TRAIN> __global__ void __launch_bounds__(
             batch_stats(p, on, q, cq, sq, sh, &mean, &var);
             double invd = 1.0 / sqrt((double)var + p.eps);
             inv = (A)invd;
-            if (on && threadIdx.y == 0) {
-                long long o = poff(p.lmv, q);
-                if (p.run_mean) {
-                    double f = p.factor, unb = p.M > 1 ? (double)p.M / (double)(p.M - 1) : 1.0;
-                    p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
-                    p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
-                }
-                if (p.save_mean) {
-                    p.save_mean[o] = mean;
-                    p.save_inv[o] = (A)invd;
-                }
-            }
+            if (on && threadIdx.y == 0) store_batch_stats(p, poff(p.lmv, q), mean, var, invd);
         } else if (on) {
             long long o = poff(p.lmv, q);
             mean = p.est_mean[o];
@@ -302,12 +326,7 @@ template <typename T, typename A> __global__ void __launch_bounds__(1024) norm_b
             if (p.beta != A(0)) out += p.beta * to_acc<A>(p.dx[od]);
             p.dx[od] = conv<T>::from(out);
         }
-        if (threadIdx.y == 0) {
-            A vs = p.alpha_p * ds, vb = p.alpha_p * db;
-            if (p.beta_p != A(0)) vs += p.beta_p * p.dscale[ob], vb += p.beta_p * p.dbias[ob];
-            p.dscale[ob] = vs;
-            p.dbias[ob] = vb;
-        }
+        if (threadIdx.y == 0) store_param_grads(p, ob, ds, db);
     }
 }
 
@@ -615,24 +634,11 @@ template <typename T, typename A, bool NHWC> __global__ void __launch_bounds__(2
         if (on) {
             A t1 = 0, t2 = 0;
             for (unsigned r = 0; r < RP; r++) t1 += part[2 * ((unsigned long long)r * C + c)], t2 += part[2 * ((unsigned long long)r * C + c) + 1];
-            const A m1 = t1 / (A)M, m2 = t2 / (A)M;
-            A var = m2 - m1 * m1;
-            var = var < A(0) ? A(0) : var;
-            mean = K + m1;
+            A var;
+            shifted_moments(K, t1, t2, (A)M, &mean, &var);
             const double invd = 1.0 / sqrt((double)var + p.eps);
             inv = (A)invd;
-            if (rp == 0) {
-                const long long o = poff(p.lmv, c);
-                if (p.run_mean) {
-                    const double f = p.factor, unb = M > 1 ? (double)M / (double)(M - 1) : 1.0;
-                    p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
-                    p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
-                }
-                if (p.save_mean) {
-                    p.save_mean[o] = mean;
-                    p.save_inv[o] = (A)invd;
-                }
-            }
+            if (rp == 0) store_batch_stats(p, poff(p.lmv, c), mean, var, invd);
         }
         s_mean[tx] = mean, s_inv[tx] = inv;
     }
@@ -858,17 +864,12 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
         k1_[c] = sc * inv;
         dbm_[c] = db / Mf;
         dsm_[c] = ds / Mf;
-        A vs = p.alpha_p * ds, vb = p.alpha_p * db;
-        if (p.beta_p != A(0)) vs += p.beta_p * p.dscale[ob], vb += p.beta_p * p.dbias[ob];
-        p.dscale[ob] = vs;
-        p.dbias[ob] = vb;
+        store_param_grads(p, ob, ds, db);
         return;
     }
     const A K = to_acc<A>(p.x[p.lx.sc == 1 ? (long long)c : (long long)c * p.S]);
-    const A m1 = t1 / Mf, m2 = t2 / Mf;
-    A var = m2 - m1 * m1;
-    var = var < A(0) ? A(0) : var;
-    const A mean = K + m1;
+    A mean, var;
+    shifted_moments(K, t1, t2, Mf, &mean, &var);
     const double invd = 1.0 / sqrt((double)var + p.eps);
     mean_[c] = mean;
     var_[c] = var;
@@ -877,15 +878,7 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
         const long long ob = poff(p.lsb, c);
         coef[CO_SC * C + c] = p.scale[ob];
         coef[CO_BI * C + c] = p.bias[ob];
-        if (p.run_mean) {
-            const double f = p.factor, unb = p.M > 1 ? (double)p.M / (double)(p.M - 1) : 1.0;
-            p.run_mean[o] = (A)((double)p.run_mean[o] * (1.0 - f) + (double)mean * f);
-            p.run_var[o] = (A)((double)p.run_var[o] * (1.0 - f) + (double)var * unb * f);
-        }
-        if (p.save_mean) {
-            p.save_mean[o] = mean;
-            p.save_inv[o] = (A)invd;
-        }
+        store_batch_stats(p, o, mean, var, invd);
     }
 }
 
@@ -984,6 +977,277 @@ template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_no
     return 1;
 }
 
+/* ---- Training forward and backward, SPATIAL, plain normalization, packed NCHW, Hopper (sm_90)
+ * and newer: one kernel that reads x (and dy) from DRAM once (try_bn_fast reads them twice).
+ * A thread-block cluster of cs blocks owns one channel (grid = C * cs; the hardware starts
+ * clusters as SMs free up). Block rank r copies a fixed contiguous range of the channel's N*S
+ * members (member m = n*S + s at offset (n*C + c)*S + s; in 16-byte units when S and the
+ * pointers allow, else elements) into its shared memory with cp.async, so the statistics, the
+ * backward sums and the normalization all read shared memory. Each thread handles the same
+ * units in every phase (those it copied), so the data itself needs no block barrier.
+ * Reductions: each thread adds its units in order, a fixed shuffle tree per warp and warp 0 over
+ * the warp sums give the block's partial, left in its shared memory; after cluster.sync()
+ * thread 0 of every block adds the cs partials through distributed shared memory in rank order,
+ * so all blocks hold the same totals and the results are deterministic. Formulas are those of
+ * bn_fin_kernel and bn_apply1. A block must not exit while the others may still read its
+ * partials: each thread arrives on the cluster barrier after the last read and waits on it at the
+ * end, so the normalization runs between arrive and wait. ---- */
+struct BnCl {
+    unsigned cs;  /* blocks per cluster (per channel) */
+    unsigned SV;  /* units per image of a channel: S / (16 / sizeof(T)) with 16-byte units, else S */
+    unsigned VM;  /* units per channel: N * SV */
+    unsigned cap; /* units per tensor in a block's shared memory: ceil(VM / cs) */
+};
+template <typename T, bool VEC> struct BnUnit { typedef fdnn_ewd::V16<T> type; };
+template <typename T> struct BnUnit<T, false> {
+    struct type {
+        T e[1];
+    };
+};
+
+/* f(j, o) for each unit of this thread in the block's range [lo, hi): j its index in the shared
+ * copy, o its global unit offset (n*C + c)*SV + s; a cursor walks (n, s) without divisions. */
+template <typename F> __device__ __forceinline__ void cl_units(const BnCl &g, unsigned C, unsigned c, unsigned lo, unsigned hi, F f)
+{
+    Cur k = cur_init(0, g.SV, lo + threadIdx.x, blockDim.x);
+#pragma unroll 4
+    for (unsigned j = threadIdx.x; j < hi - lo; j += blockDim.x, cur_step(k)) f(j, (k.n * C + c) * g.SV + k.s);
+}
+
+/* a and b summed over the 1-D block in a fixed order (a shuffle tree per warp, then warp 0 over
+ * the warp sums); the result is valid in thread 0. sh: 64 values. */
+template <typename A> __device__ void blk_sum2(A &a, A &b, A *sh)
+{
+    const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1) a += __shfl_down_sync(0xffffffffu, a, k), b += __shfl_down_sync(0xffffffffu, b, k);
+    if (lane == 0) sh[w] = a, sh[32 + w] = b;
+    __syncthreads();
+    if (w == 0) {
+        a = lane < blockDim.x / 32 ? sh[lane] : A(0);
+        b = lane < blockDim.x / 32 ? sh[32 + lane] : A(0);
+#pragma unroll
+        for (int k = 16; k > 0; k >>= 1) a += __shfl_down_sync(0xffffffffu, a, k), b += __shfl_down_sync(0xffffffffu, b, k);
+    }
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+/* Cluster totals of a and b: the block's partials go to slot (this round's pair, not reused
+ * within the kernel), then thread 0 of every block adds all ranks' pairs in rank order. Valid in
+ * thread 0; every thread of the cluster must call it. */
+template <typename A> __device__ void cl_sum2(A &a, A &b, A *sh, A *slot)
+{
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    blk_sum2(a, b, sh);
+    if (threadIdx.x == 0) slot[0] = a, slot[1] = b;
+    cl.sync(); /* also: every block of the cluster has started, so its shared memory exists */
+    if (threadIdx.x == 0) {
+        a = b = A(0);
+        for (unsigned r = 0; r < cl.num_blocks(); r++) {
+            const A *o = cl.map_shared_rank(slot, (int)r);
+            a += o[0], b += o[1];
+        }
+    }
+}
+#endif
+
+template <typename T, typename A, bool BWD, bool VEC> __global__ void __launch_bounds__(512, 2) bn_cluster_kernel(NP<T, A> p, BnCl g)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    typedef typename BnUnit<T, VEC>::type U;
+    const unsigned L = sizeof(U) / sizeof(T);
+    extern __shared__ __align__(16) unsigned char smraw[];
+    __shared__ A sh[64], slot[2][2], q[5]; /* q: bn_apply1's coefficients (fwd mean, inv, sc, bi; bwd mean, inv, k1, dbm, dsm) */
+    U *ux = reinterpret_cast<U *>(smraw), *ug = ux + g.cap;
+    const unsigned C = (unsigned)p.C, c = blockIdx.x / g.cs, r = cooperative_groups::this_cluster().block_rank(), t = threadIdx.x;
+    const unsigned lo = (unsigned)((unsigned long long)g.VM * r / g.cs), hi = (unsigned)((unsigned long long)g.VM * (r + 1) / g.cs);
+    const bool stats = !BWD || !p.saved_mean;
+    const long long om = poff(p.lmv, c), ob = poff(p.lsb, c);
+    /* per-channel inputs first, so their latency hides behind the copy */
+    const A K = stats ? to_acc<A>(p.x[(size_t)c * p.S]) : A(0), sc = p.scale[ob];
+    A bi = 0;
+    if (!BWD) bi = p.bias[ob];
+    else if (!stats && t == 0) q[0] = p.saved_mean[om], q[1] = p.saved_inv[om];
+    const U *gx = reinterpret_cast<const U *>(p.x), *gg = reinterpret_cast<const U *>(p.dy);
+    U *go = reinterpret_cast<U *>(BWD ? p.dx : p.y);
+    cl_units(g, C, c, lo, hi, [&](unsigned j, unsigned o) {
+        if (VEC) {
+            fdnn_ptx::cp_async16((uint32_t)__cvta_generic_to_shared(ux + j), gx + o, 16);
+            if (BWD) fdnn_ptx::cp_async16((uint32_t)__cvta_generic_to_shared(ug + j), gg + o, 16);
+        } else {
+            ux[j].e[0] = __ldg(p.x + o);
+            if (BWD) ug[j].e[0] = __ldg(p.dy + o);
+        }
+    });
+    if (VEC) asm volatile("cp.async.wait_all;\n" ::: "memory"); /* this thread's copies: all it reads below */
+    A mean = 0, var = 0, db = 0, ds = 0; /* thread 0's, for the per-channel outputs */
+    double invd = 0;
+    if (stats) {
+        A s1 = 0, s2 = 0;
+        for (unsigned j = t; j < hi - lo; j += blockDim.x) {
+            const U u = ux[j];
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                const A d = to_acc<A>(u.e[k]) - K;
+                s1 += d, s2 += d * d;
+            }
+        }
+        cl_sum2(s1, s2, sh, slot[0]);
+        if (t == 0) {
+            shifted_moments(K, s1, s2, (A)p.M, &mean, &var);
+            invd = 1.0 / sqrt((double)var + p.eps);
+            q[0] = mean, q[1] = (A)invd, q[2] = sc, q[3] = bi;
+        }
+    }
+    __syncthreads();
+    if (BWD) {
+        const A m = q[0];
+        A s1 = 0, s2 = 0;
+        for (unsigned j = t; j < hi - lo; j += blockDim.x) {
+            const U u = ux[j], v = ug[j];
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) {
+                const A gr = to_acc<A>(v.e[k]);
+                s1 += gr, s2 += gr * (to_acc<A>(u.e[k]) - m);
+            }
+        }
+        cl_sum2(s1, s2, sh, slot[1]);
+        if (t == 0) {
+            const A inv = q[1], Mf = (A)p.M;
+            db = s1, ds = s2 * inv;
+            q[2] = sc * inv, q[3] = db / Mf, q[4] = ds / Mf;
+        }
+        __syncthreads();
+    }
+    cooperative_groups::this_cluster().barrier_arrive(); /* this block's reads of other blocks are done */
+    /* rank 0's per-channel outputs after the barriers: only warp 0 waits for the old values */
+    if (r == 0 && t == 0) {
+        if (BWD) store_param_grads(p, ob, ds, db);
+        else store_batch_stats(p, om, mean, var, invd);
+    }
+    A qa[BWD ? 5 : 4];
+#pragma unroll
+    for (int j = 0; j < (BWD ? 5 : 4); j++) qa[j] = q[j];
+    const A alpha = p.alpha, beta = p.beta;
+    cl_units(g, C, c, lo, hi, [&](unsigned j, unsigned o) {
+        const U u = ux[j];
+        U v;
+        if (BWD) v = ug[j];
+        U out;
+        if (beta != A(0)) out = go[o];
+#pragma unroll
+        for (unsigned k = 0; k < L; k++) {
+            A w = alpha * bn_apply1<A, BWD>(qa, to_acc<A>(u.e[k]), BWD ? to_acc<A>(v.e[k]) : A(0));
+            if (beta != A(0)) w += beta * to_acc<A>(out.e[k]);
+            out.e[k] = conv<T>::from(w);
+        }
+        go[o] = out;
+    });
+    cooperative_groups::this_cluster().barrier_wait(); /* the other blocks' reads of this one are done */
+#else
+    (void)p, (void)g;
+#endif
+}
+
+/* Per-block shared limit of the cluster kernel (raised once per kernel and device), the size up to
+ * which two blocks share an SM (2 x (112 KB + 1 KB reserved + static) <= 228 KB on sm_90), and the
+ * smallest share worth splitting a channel for. */
+enum { BN_CL_MAX = 200 << 10, BN_CL_PAIR = 112 << 10, BN_CL_MIN = 32 << 10 };
+
+/* Once per kernel and device (bit mask as in fdnn_ptx::opt_in_smem): the kernel must hold sm_90
+ * code (a PTX-only build for an older architecture, JIT-compiled here, would have an empty body),
+ * then its dynamic shared memory limit is raised to BN_CL_MAX. */
+template <typename K> cudaError_t bn_cluster_ready(K kern, unsigned long long *ready)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess) return e;
+    const unsigned long long bit = dev >= 0 && dev < 64 ? 1ULL << dev : 0;
+    if (bit && (__atomic_load_n(ready, __ATOMIC_ACQUIRE) & bit)) return cudaSuccess;
+    cudaFuncAttributes fa;
+    e = cudaFuncGetAttributes(&fa, kern);
+    if (e == cudaSuccess && fa.ptxVersion < 90) e = cudaErrorNotSupported;
+    if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, BN_CL_MAX);
+    if (e == cudaSuccess && bit) __atomic_fetch_or(ready, bit, __ATOMIC_RELEASE);
+    return e;
+}
+
+/* Returns 0 when the kernel cannot be used here (nothing launched), else 1 and the launch's error. */
+template <typename T, typename A, bool BWD, bool VEC> int bn_cluster_launch(const cudaLaunchConfig_t *cfg, const NP<T, A> &p, const BnCl &g, cudaError_t *err)
+{
+    static unsigned long long ready;
+    if (bn_cluster_ready(bn_cluster_kernel<T, A, BWD, VEC>, &ready) != cudaSuccess) return 0;
+    *err = cudaLaunchKernelEx(cfg, bn_cluster_kernel<T, A, BWD, VEC>, p, g);
+    return 1;
+}
+
+static inline size_t bn_cl_bytes(long long VM, long long cs, size_t unit) { return (size_t)((VM + cs - 1) / cs) * unit; }
+
+/* kind: K_TRAIN or K_BWD. Returns 1 when the cluster kernel was launched (status in *st), 0 when it
+ * does not apply (nothing launched). FREEDNN_BN_CLUSTER=0 turns it off; 1, 2, 4 or 8 force that
+ * cluster size where the share fits (tests, benchmarks). */
+template <typename T, typename A> int try_bn_cluster(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, int train, cudnnStatus_t *st)
+{
+    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || p.S < 64) return 0;
+    if (train ? !fdnn_ewd::same_geom(q->x, q->y) : (!fdnn_ewd::same_geom(q->x, q->dy) || !fdnn_ewd::same_geom(q->x, q->dx))) return 0;
+    const long long C = p.C, n = (long long)p.N * C * p.S;
+    if (n >= 0x7fffffffLL - (1LL << 26) || dense_kind(p.lx, C, p.S) != 1) return 0;
+    const int want = fdnn_env_int("FREEDNN_BN_CLUSTER", -1);
+    if (want == 0) return 0;
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    if (!cs || cs->cc < 90 || !cs->prop.clusterLaunch || cs->prop.sharedMemPerBlockOptin < (size_t)BN_CL_MAX + 1024) return 0;
+    const unsigned L = 16 / sizeof(T);
+    const bool vec = fdnn_ewd::aligned16(q->xp) && fdnn_ewd::aligned16(train ? q->yp : q->dxp) && (train || fdnn_ewd::aligned16(q->dyp)) &&
+                     p.S % L == 0;
+    const long long SV = vec ? p.S / L : p.S, VM = (long long)p.N * SV;
+    const size_t unit = (vec ? 16 : sizeof(T)) * (train ? 1 : 2); /* shared bytes per unit (x, and dy) */
+    long long k = 1;
+    if (want == 1 || want == 2 || want == 4 || want == 8) {
+        k = want;
+    } else {
+        /* the smallest cluster whose shares fit, doubled (up to 8) while the halves keep >= 32 KB and
+         * the shares are too big for two blocks per SM (one block per SM leaves the SM idle between
+         * its copy and its writes) or the blocks are fewer than the SMs */
+        const long long sms = fdnn_ewd::sm_count(h);
+        while (k < 8 && (bn_cl_bytes(VM, k, unit) > BN_CL_MAX ||
+                         ((bn_cl_bytes(VM, k, unit) > BN_CL_PAIR || C * k < sms) && bn_cl_bytes(VM, 2 * k, unit) >= BN_CL_MIN)))
+            k *= 2;
+        /* a few large channels would stream through a few SMs; the partial-sum path spreads them */
+        if (C * k * 2 < sms && (size_t)n * sizeof(T) * (train ? 1 : 2) > ((size_t)8 << 20)) return 0;
+    }
+    if (bn_cl_bytes(VM, k, unit) > BN_CL_MAX) return 0;
+    BnCl g;
+    g.cs = (unsigned)k, g.SV = (unsigned)SV, g.VM = (unsigned)VM, g.cap = (unsigned)((VM + k - 1) / k);
+    cudaLaunchAttribute at = {};
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = (unsigned)k, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(C * k));
+    cfg.blockDim = dim3(bn_cl_bytes(VM, k, unit) >= BN_CL_MIN ? 512 : 256);
+    cfg.dynamicSmemBytes = bn_cl_bytes(VM, k, unit);
+    cfg.stream = fdnn_cuda_stream(h);
+    cfg.attrs = &at;
+    cfg.numAttrs = 1;
+    cudaError_t e = cudaSuccess;
+    int ran;
+    if (train) ran = vec ? bn_cluster_launch<T, A, false, true>(&cfg, p, g, &e) : bn_cluster_launch<T, A, false, false>(&cfg, p, g, &e);
+    else ran = vec ? bn_cluster_launch<T, A, true, true>(&cfg, p, g, &e) : bn_cluster_launch<T, A, true, false>(&cfg, p, g, &e);
+    if (!ran || e == cudaErrorInvalidClusterSize || e == cudaErrorLaunchOutOfResources || e == cudaErrorInvalidConfiguration ||
+        e == cudaErrorNotSupported) {
+        (void)cudaGetLastError(); /* refused (e.g. fewer SMs per GPC than the cluster needs): the older path runs */
+        return 0;
+    }
+    *st = fdnn_cuda_check(e == cudaSuccess ? cudaGetLastError() : e,
+                          train ? "batch norm training (bn_cluster_kernel)" : "batch norm backward (bn_cluster_kernel)");
+    return 1;
+}
+/* DOUBLE keeps the older paths (no double cluster kernels are built) */
+template <>
+int try_bn_cluster<double, double>(cudnnHandle_t, const fdnn_norm_prob *, NP<double, double> &, int, cudnnStatus_t *)
+{
+    return 0;
+}
+
 enum { K_INFER, K_TRAIN, K_BWD };
 
 template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_norm_prob *q, int kind)
@@ -1023,6 +1287,7 @@ template <typename T, typename A> cudnnStatus_t run(cudnnHandle_t h, const fdnn_
     }
     if (kind == K_TRAIN || kind == K_BWD) {
         cudnnStatus_t st;
+        if (try_bn_cluster<T, A>(h, q, p, kind == K_TRAIN, &st)) return st;
         if (try_bn_fast<T, A>(h, q, p, kind == K_TRAIN, &st)) return st;
         if (kind == K_TRAIN && try_train_coop<T, A>(h, q, p, &st)) return st;
     }

@@ -50,6 +50,11 @@ static void test_derive(void)
 static int big; /* one large case to exercise the threaded paths */
 static void random_shape(int nd, int *dim)
 {
+    if (big == 3) { /* NCHW channels of 16 x 1088 members (16-byte multiples): 68 KB of FLOAT each */
+        int d[5] = {16, 6, 32, 34, 2};
+        memcpy(dim, d, sizeof(int) * nd);
+        return;
+    }
     if (big == 2) { /* NCHW spatial size >= 128 but not a multiple of the 16-byte vector width; odd C for NHWC */
         int d[5] = {3, 7, 13, 11, 3};
         memcpy(dim, d, sizeof(int) * nd);
@@ -67,6 +72,9 @@ static void random_shape(int nd, int *dim)
 
 static int g_same_layout; /* y in x's layout (the GPU's dense inference/training paths) */
 static int g_beta0;       /* beta = 0 (the GPU's cooperative training path needs it) */
+static int g_fix;         /* 1: beta, betaDataDiff, betaParamDiff all nonzero; 2: only betaParamDiff nonzero; 0: random */
+static int g_nostats;     /* forward training without running and saved statistics (backward then recomputes them) */
+static int g_saved = -1;  /* backward with (1) or without (0) the saved statistics; -1: random */
 
 static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, int use_ex)
 {
@@ -103,6 +111,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     double eps = 1e-3, factor = th_randint(1, 4) / 8.0;
     double alpha = th_randint(0, 1) ? 1.0 : 0.5, beta = th_randint(0, 1) ? 0.0 : 0.75;
     if (g_beta0) beta = 0.0;
+    if (g_fix) beta = g_fix == 1 ? 0.75 : 0.0;
     char al[8], be[8];
     scal(t, alpha, al);
     scal(t, beta, be);
@@ -110,6 +119,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     void *dx_ = tns_buf(&x, hx, 0), *dz = tns_buf(&z, hz, 0), *dy = tns_buf(&y, beta != 0 ? hy0 : NULL, NAN);
     void *dsc = tns_buf(&pd, hsc, 0), *dbi = tns_buf(&pd, hbi, 0), *drm = tns_buf(&pd, hrm, 0), *drv = tns_buf(&pd, hrv, 0);
     void *dsm = tns_buf(&pd, NULL, NAN), *dsv = tns_buf(&pd, NULL, NAN);
+    void *frm = g_nostats ? NULL : drm, *frv = g_nostats ? NULL : drv, *fsm = g_nostats ? NULL : dsm, *fsv = g_nostats ? NULL : dsv;
     size_t rsz = 0, wsz = 1;
     void *reserve = NULL;
     if (use_ex) {
@@ -118,11 +128,11 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
                                                                        ops == 2 ? z.d : NULL, y.d, pd.d, act, &wsz));
         if (rsz) reserve = th_alloc(H, rsz);
         TH_OK(cudnnBatchNormalizationForwardTrainingEx(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, al, be, x.d, dx_, z.d,
-                                                      ops == 2 ? dz : NULL, y.d, dy, pd.d, dsc, dbi, factor, drm, drv, eps, dsm, dsv, act,
+                                                      ops == 2 ? dz : NULL, y.d, dy, pd.d, dsc, dbi, factor, frm, frv, eps, fsm, fsv, act,
                                                       NULL, wsz, reserve, rsz));
     } else {
-        TH_OK(cudnnBatchNormalizationForwardTraining(H, (cudnnBatchNormMode_t)mode, al, be, x.d, dx_, y.d, dy, pd.d, dsc, dbi, factor, drm,
-                                                    drv, eps, dsm, dsv));
+        TH_OK(cudnnBatchNormalizationForwardTraining(H, (cudnnBatchNormMode_t)mode, al, be, x.d, dx_, y.d, dy, pd.d, dsc, dbi, factor, frm,
+                                                    frv, eps, fsm, fsv));
     }
     /* reference; inputs converted through the type first (they are exact by construction) */
     double *ry = dalloc(T), *rpre = dalloc(T), *rm = dalloc(P), *rvb = dalloc(P), *rvu = dalloc(P), *rinv = dalloc(P);
@@ -134,22 +144,24 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     char w2[200];
     snprintf(w2, sizeof w2, "fwd y %s", what);
     cmp(w2, got, ry, (size_t)T, tol * 4);
-    tns_get(&pd, dsm, gp);
-    snprintf(w2, sizeof w2, "saved mean %s", what);
-    for (int64_t q = 0; q < P; q++) want[q] = rm[q] + 1000; /* shift so an all-zero mean still proves something */
-    for (int64_t q = 0; q < P; q++) gp[q] += 1000;
-    cmp(w2, gp, want, (size_t)P, ptol);
-    tns_get(&pd, dsv, gp);
-    snprintf(w2, sizeof w2, "saved invstd %s", what);
-    cmp(w2, gp, rinv, (size_t)P, ptol);
-    tns_get(&pd, drm, gp);
-    for (int64_t q = 0; q < P; q++) want[q] = hrm[q] * (1 - factor) + rm[q] * factor;
-    snprintf(w2, sizeof w2, "running mean %s", what);
-    cmp(w2, gp, want, (size_t)P, ptol);
-    tns_get(&pd, drv, gp);
-    for (int64_t q = 0; q < P; q++) want[q] = hrv[q] * (1 - factor) + rvu[q] * factor;
-    snprintf(w2, sizeof w2, "running var (unbiased) %s", what);
-    cmp(w2, gp, want, (size_t)P, ptol);
+    if (!g_nostats) { /* running and saved statistics */
+        tns_get(&pd, dsm, gp);
+        snprintf(w2, sizeof w2, "saved mean %s", what);
+        for (int64_t q = 0; q < P; q++) want[q] = rm[q] + 1000; /* shift so an all-zero mean still proves something */
+        for (int64_t q = 0; q < P; q++) gp[q] += 1000;
+        cmp(w2, gp, want, (size_t)P, ptol);
+        tns_get(&pd, dsv, gp);
+        snprintf(w2, sizeof w2, "saved invstd %s", what);
+        cmp(w2, gp, rinv, (size_t)P, ptol);
+        tns_get(&pd, drm, gp);
+        for (int64_t q = 0; q < P; q++) want[q] = hrm[q] * (1 - factor) + rm[q] * factor;
+        snprintf(w2, sizeof w2, "running mean %s", what);
+        cmp(w2, gp, want, (size_t)P, ptol);
+        tns_get(&pd, drv, gp);
+        for (int64_t q = 0; q < P; q++) want[q] = hrv[q] * (1 - factor) + rvu[q] * factor;
+        snprintf(w2, sizeof w2, "running var (unbiased) %s", what);
+        cmp(w2, gp, want, (size_t)P, ptol);
+    }
 
     /* inference with the running stats we uploaded originally (ops NORM only via the BN API) */
     if (!use_ex) {
@@ -171,6 +183,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     fill_q(hdb0, P, -2, 2);
     double aD = th_randint(0, 1) ? 1.0 : 2.0, bD = th_randint(0, 1) ? 0.0 : 0.5;
     double aP = th_randint(0, 1) ? 1.0 : 0.5, bP = th_randint(0, 1) ? 0.0 : 1.0;
+    if (g_fix) bD = g_fix == 1 ? 0.5 : 0.0, bP = 1.0;
     char aDs[8], bDs[8], aPs[8], bPs[8];
     scal(t, aD, aDs), scal(t, bD, bDs), scal(t, aP, aPs), scal(t, bP, bPs);
     tns dyt, dxt;
@@ -179,6 +192,8 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     void *ddy = tns_buf(&dyt, hdy, 0), *ddx = tns_buf(&dxt, bD != 0 ? hdx0 : NULL, NAN), *ddz = tns_buf(&z, NULL, NAN);
     void *dds = tns_buf(&pd, bP != 0 ? hds0 : NULL, NAN), *ddb = tns_buf(&pd, bP != 0 ? hdb0 : NULL, NAN);
     int use_saved = th_randint(0, 1);
+    if (g_saved >= 0) use_saved = g_saved;
+    if (g_nostats) use_saved = 0;
     if (use_ex) {
         size_t bw = 1;
         TH_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(H, (cudnnBatchNormMode_t)mode, (cudnnBatchNormOps_t)ops, x.d, y.d, dyt.d,
@@ -239,6 +254,76 @@ static void test_sweep(void)
         for (int layout = 0; layout < 2; layout++)
             for (int nd = 4; nd <= 5; nd++) sweep_one(types[ti], layout, nd, 1, 0, 0);
     g_same_layout = 0;
+}
+
+/* Training forward and backward twice on the same inputs: y, the saved statistics, dx, dscale and
+ * dbias must repeat bit for bit (every reduction has a fixed order). */
+static void test_repeat(cudnnDataType_t t)
+{
+    int dim[4] = {16, 6, 32, 34};
+    tns x, pd;
+    tns_make(&x, t, 4, dim, 0);
+    int pdim[4] = {1, 6, 1, 1};
+    tns_make(&pd, ptype(t), 4, pdim, 0);
+    double *hx = dalloc(x.n), *hdy = dalloc(x.n), *hp = dalloc(6);
+    fill_q(hx, x.n, -4, 4);
+    for (int64_t e = 0; e < x.n; e++) hx[e] += (e % 7) / 7.0; /* inexact values: the sums round, so a changed order would show */
+    fill_q(hdy, x.n, -2, 2);
+    fill_q(hp, 6, 0.25, 2);
+    float one = 1, zero = 0;
+    void *dx_ = tns_buf(&x, hx, 0), *ddy = tns_buf(&x, hdy, 0), *sc = tns_buf(&pd, hp, 0), *bi = tns_buf(&pd, hp, 0);
+    void *y[2], *sm[2], *sv[2], *gx[2], *gs[2], *gb[2];
+    for (int i = 0; i < 2; i++) {
+        y[i] = tns_buf(&x, NULL, 0), sm[i] = tns_buf(&pd, NULL, 0), sv[i] = tns_buf(&pd, NULL, 0);
+        gx[i] = tns_buf(&x, NULL, 0), gs[i] = tns_buf(&pd, NULL, 0), gb[i] = tns_buf(&pd, NULL, 0);
+        TH_OK(cudnnBatchNormalizationForwardTraining(H, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x.d, dx_, x.d, y[i], pd.d, sc, bi, 0.5, NULL, NULL,
+                                                    1e-5, sm[i], sv[i]));
+        TH_OK(cudnnBatchNormalizationBackward(H, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, x.d, dx_, x.d, ddy, x.d, gx[i], pd.d, sc,
+                                              gs[i], gb[i], 1e-5, NULL, NULL));
+    }
+    const tns *ty[6] = {&x, &pd, &pd, &x, &pd, &pd};
+    void **bufs[6] = {y, sm, sv, gx, gs, gb};
+    for (int k = 0; k < 6; k++) {
+        size_t bytes = th_dtype_size(ty[k]->t) * ty[k]->span;
+        void *h0 = malloc(bytes);
+        th_download(H, h0, bufs[k][0], bytes);
+        TH_CHECK(same_bytes(ty[k], bufs[k][1], h0), "%s output %d differs between two identical calls", th_dtype_name(t), k);
+        free(h0);
+        th_free(H, bufs[k][0]), th_free(H, bufs[k][1]);
+    }
+    th_free(H, dx_), th_free(H, ddy), th_free(H, sc), th_free(H, bi);
+    free(hx), free(hdy), free(hp);
+    cudnnDestroyTensorDescriptor(x.d), cudnnDestroyTensorDescriptor(pd.d);
+}
+
+/* The CUDA SPATIAL training forward and backward on packed NCHW FLOAT / HALF / BFLOAT16 (spatial
+ * sizes >= 64): the cluster kernel (FREEDNN_BN_CLUSTER unset: its own cluster size; 1, 2, 8:
+ * forced) and the partial-sum path it stands in front of (0). Forward with and without running and
+ * saved statistics, beta 0 and nonzero; backward with and without the saved statistics,
+ * betaParamDiff nonzero; 16-byte units (big 1, 3) and elements (big 2). The CPU backend ignores the
+ * variable: one round there. */
+static void test_nchw_paths(void)
+{
+    static const char *env[] = {NULL, "0", "1", "2", "8"};
+    static const cudnnDataType_t ty[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    static const int var[5][3] = {{1, 0, 1}, {2, 0, 1}, {2, 0, 0}, {1, 1, 0}, {2, 1, 0}}; /* g_fix, g_nostats, g_saved */
+    const int rounds = th_is_gpu(H) ? 5 : 1;
+    g_same_layout = 1;
+    for (int r = 0; r < rounds; r++) {
+        if (env[r]) setenv("FREEDNN_BN_CLUSTER", env[r], 1);
+        else unsetenv("FREEDNN_BN_CLUSTER");
+        for (int ti = 0; ti < 3; ti++) {
+            for (big = 1; big <= 3; big++)
+                for (int v = 0; v < 5; v++) {
+                    g_fix = var[v][0], g_nostats = var[v][1], g_saved = var[v][2];
+                    sweep_one(ty[ti], 0, big == 2 && ti == 1 ? 5 : 4, CUDNN_BATCHNORM_SPATIAL, 0, v == 1);
+                }
+            test_repeat(ty[ti]);
+        }
+    }
+    unsetenv("FREEDNN_BN_CLUSTER");
+    big = g_same_layout = g_fix = g_nostats = 0;
+    g_saved = -1;
 }
 
 /* ------------------------------------------- finite differences (DOUBLE) */
@@ -504,6 +589,7 @@ int main(void)
         sweep_one(i % 3 == 0 ? CUDNN_DATA_FLOAT : i % 3 == 1 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_DOUBLE, i % 2, 4 + (i % 4 == 3),
                   CUDNN_BATCHNORM_SPATIAL, 0, 0);
     g_same_layout = 0;
+    test_nchw_paths();
     test_fd();
     test_errors();
     cudnnDestroy(H);
