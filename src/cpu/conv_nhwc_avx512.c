@@ -19,13 +19,15 @@
 
 static __mmask16 mask_for(int left) { return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1); }
 
-/* NV / 2 packed 32-channel filter blocks (wp, wp + wblk) x NW output positions: NV*NW sums */
-ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh,
-                            int dw, int C, const float *wp, int64_t wblk, float *y, int64_t yw, int64_t yc, int nleft, const float *ab)
+/* NV / 2 packed 32-channel filter blocks (wp, wp + wblk) x NR rows of NW output positions (x rows
+ * xr apart, y rows yr apart): NV*NR*NW sums */
+ALWAYS_INLINE void fwd_tile(const int NV, const int NR, const int NW, const float *x, int64_t xs, int64_t xr, int64_t xh, int64_t xw,
+                            int R, int S, int dh, int dw, int C, const float *wp, int64_t wblk, float *y, int64_t yw, int64_t yr,
+                            int64_t yc, int nleft, const float *ab)
 {
-    __m512 acc[4][8];
-#pragma GCC unroll 8
-    for (int i = 0; i < NW; i++)
+    __m512 acc[4][14];
+#pragma GCC unroll 14
+    for (int i = 0; i < NR * NW; i++)
 #pragma GCC unroll 4
         for (int u = 0; u < NV; u++) acc[u][i] = _mm512_setzero_ps();
     /* with dilation 1 and packed channels the taps of one filter row are contiguous in x and
@@ -40,9 +42,9 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t 
                 __m512 w[4];
 #pragma GCC unroll 4
                 for (int u = 0; u < NV; u++) w[u] = _mm512_loadu_ps(wq + (u / 2) * wblk + (int64_t)c * FDNN_NHWC_KB + 16 * (u % 2));
-#pragma GCC unroll 8
-                for (int i = 0; i < NW; i++) {
-                    __m512 xb = _mm512_set1_ps(xp[i * xs + c]);
+#pragma GCC unroll 14
+                for (int i = 0; i < NR * NW; i++) {
+                    __m512 xb = _mm512_set1_ps(xp[(i / NW) * xr + (i % NW) * xs + c]);
 #pragma GCC unroll 4
                     for (int u = 0; u < NV; u++) acc[u][i] = _mm512_fmadd_ps(xb, w[u], acc[u][i]);
                 }
@@ -53,9 +55,9 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t 
     __mmask16 m[4];
 #pragma GCC unroll 4
     for (int u = 0; u < NV; u++) m[u] = mask_for(nleft - 16 * u);
-#pragma GCC unroll 8
-    for (int i = 0; i < NW; i++) {
-        float *yp = y + i * yw;
+#pragma GCC unroll 14
+    for (int i = 0; i < NR * NW; i++) {
+        float *yp = y + (i / NW) * yr + (i % NW) * yw;
         if (yc == 1) {
 #pragma GCC unroll 4
             for (int u = 0; u < NV; u++) {
@@ -76,18 +78,22 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t 
     }
 }
 
-#define FWD_ARGS const float *x, int64_t xs, int64_t xh, int64_t xw, int R, int S, int dh, int dw, int C, const float *wp, \
-                 int64_t wblk, float *y, int64_t yw, int64_t yc, int nleft, const float *ab
-#define FWD_PASS x, xs, xh, xw, R, S, dh, dw, C, wp, wblk, y, yw, yc, nleft, ab
-#define FWD_VARIANT(NV, NW) static void fwd_tile_##NV##_##NW(FWD_ARGS) { fwd_tile(NV, NW, FWD_PASS); }
-FWD_VARIANT(2, 1) FWD_VARIANT(2, 2) FWD_VARIANT(2, 3) FWD_VARIANT(2, 4) FWD_VARIANT(2, 5) FWD_VARIANT(2, 6) FWD_VARIANT(2, 7)
-FWD_VARIANT(2, 8) FWD_VARIANT(4, 1) FWD_VARIANT(4, 2) FWD_VARIANT(4, 3) FWD_VARIANT(4, 4) FWD_VARIANT(4, 5) FWD_VARIANT(4, 6)
+#define FWD_ARGS const float *x, int64_t xs, int64_t xr, int64_t xh, int64_t xw, int R, int S, int dh, int dw, int C, const float *wp, \
+                 int64_t wblk, float *y, int64_t yw, int64_t yr, int64_t yc, int nleft, const float *ab
+#define FWD_PASS x, xs, xr, xh, xw, R, S, dh, dw, C, wp, wblk, y, yw, yr, yc, nleft, ab
+#define FWD_VARIANT(NV, NR, NW) static void fwd_tile_##NV##_##NR##_##NW(FWD_ARGS) { fwd_tile(NV, NR, NW, FWD_PASS); }
+FWD_VARIANT(2, 1, 1) FWD_VARIANT(2, 1, 2) FWD_VARIANT(2, 1, 3) FWD_VARIANT(2, 1, 4) FWD_VARIANT(2, 1, 5) FWD_VARIANT(2, 1, 6)
+FWD_VARIANT(2, 1, 7) FWD_VARIANT(2, 1, 8) FWD_VARIANT(4, 1, 1) FWD_VARIANT(4, 1, 2) FWD_VARIANT(4, 1, 3) FWD_VARIANT(4, 1, 4)
+FWD_VARIANT(4, 1, 5) FWD_VARIANT(4, 1, 6) FWD_VARIANT(2, 2, 1) FWD_VARIANT(2, 2, 2) FWD_VARIANT(2, 2, 3) FWD_VARIANT(2, 2, 4)
+FWD_VARIANT(2, 2, 5) FWD_VARIANT(2, 2, 6) FWD_VARIANT(2, 2, 7)
 typedef void (*fwd_fn)(FWD_ARGS);
 /* [NV / 4][NW]: 32 channels x up to 8 positions (16 sums), or 64 x up to 6 (24 sums: each
- * broadcast of x feeds 4 FMAs instead of 2) */
-static const fwd_fn fwd_tiles[2][9] = {
-    { NULL, fwd_tile_2_1, fwd_tile_2_2, fwd_tile_2_3, fwd_tile_2_4, fwd_tile_2_5, fwd_tile_2_6, fwd_tile_2_7, fwd_tile_2_8 },
-    { NULL, fwd_tile_4_1, fwd_tile_4_2, fwd_tile_4_3, fwd_tile_4_4, fwd_tile_4_5, fwd_tile_4_6, NULL, NULL },
+ * broadcast of x feeds 4 FMAs instead of 2); [2][NW]: 32 channels x two rows of up to 7 (short
+ * rows, 7x7 layers: 28 sums instead of 14 per pair of filter loads) */
+static const fwd_fn fwd_tiles[3][9] = {
+    { NULL, fwd_tile_2_1_1, fwd_tile_2_1_2, fwd_tile_2_1_3, fwd_tile_2_1_4, fwd_tile_2_1_5, fwd_tile_2_1_6, fwd_tile_2_1_7, fwd_tile_2_1_8 },
+    { NULL, fwd_tile_4_1_1, fwd_tile_4_1_2, fwd_tile_4_1_3, fwd_tile_4_1_4, fwd_tile_4_1_5, fwd_tile_4_1_6, NULL, NULL },
+    { NULL, fwd_tile_2_2_1, fwd_tile_2_2_2, fwd_tile_2_2_3, fwd_tile_2_2_4, fwd_tile_2_2_5, fwd_tile_2_2_6, fwd_tile_2_2_7, NULL },
 };
 
 void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
@@ -100,7 +106,9 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
      * and 256 14x14 even; 3x3 512 7x7 (2 x 590 KB of filter) 2.60 -> 3.39, so that one stays narrow */
     int wide = a->co >= 48 && 2 * wblk * (int64_t)sizeof(float) <= 600 * 1024, bpt = wide ? 2 : 1, ntb = (nkb + bpt - 1) / bpt;
     int nw = wide ? 6 : 8, nw1 = 8;
-    int64_t tasks = (int64_t)ntb * a->n * a->p;
+    /* rows of at most 7 positions on 32-channel blocks: two rows per register tile */
+    int pair = !wide && a->q <= 7 && a->p >= 2, rstep = pair ? 2 : 1, np = (a->p + rstep - 1) / rstep;
+    int64_t tasks = (int64_t)ntb * a->n * np;
     /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
      * once); else channel blocks outermost (each filter block is read once) */
     int kb_inner = (double)wblk * nkb * sizeof(float) <= 768.0 * 1024;
@@ -109,23 +117,25 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
     for (int64_t t = 0; t < tasks; t++) {
         int oh, n, tb;
         if (kb_inner) {
-            tb = (int)(t % ntb); oh = (int)((t / ntb) % a->p); n = (int)(t / ((int64_t)ntb * a->p));
+            tb = (int)(t % ntb); oh = (int)((t / ntb) % np); n = (int)(t / ((int64_t)ntb * np));
         } else {
-            oh = (int)(t % a->p); n = (int)((t / a->p) % a->n); tb = (int)(t / ((int64_t)a->p * a->n));
+            oh = (int)(t % np); n = (int)((t / np) % a->n); tb = (int)(t / ((int64_t)np * a->n));
         }
+        oh *= rstep;
         int kb = tb * bpt, nv = kb + 1 < nkb && wide ? 4 : 2, tw = nv == 4 ? nw : nw1;
+        int rows = oh + rstep <= a->p ? rstep : 1;
         int left = a->co - kb * FDNN_NHWC_KB, lim = nv * 16;
         const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
         float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)kb * FDNN_NHWC_KB * a->yc;
         const float *wp = a->wp + kb * wblk;
-        int64_t xs = (int64_t)a->sw * a->xw;
+        int64_t xs = (int64_t)a->sw * a->xw, xrow = (int64_t)a->sh * a->xh;
         /* the row in ceil(q / tw) tiles of near-equal width (64 x 6 and 64 x 5 rather than a
          * row of 64 x 4 where 4 divides q: fewer loads per FMA) */
         int nt = (a->q + tw - 1) / tw, base = a->q / nt, extra = a->q % nt;
         for (int ti = 0, ow = 0; ti < nt; ti++) {
             int cnt = base + (ti < extra);
-            fwd_tiles[nv == 4][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, wblk, yr + ow * a->yw, a->yw,
-                                    a->yc, left < lim ? left : lim, ab);
+            fwd_tiles[rows == 2 ? 2 : nv == 4][cnt](xr + ow * xs, xs, xrow, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, wblk,
+                                                    yr + ow * a->yw, a->yw, a->yh, a->yc, left < lim ? left : lim, ab);
             ow += cnt;
         }
     }
