@@ -66,8 +66,9 @@ static int replay_enabled(void)
 /* Captures impl's launches for this call into an executable graph; 0 if anything fails (the
  * capture is then abandoned and the CUDA error cleared). */
 static int capture(cudnnHandle_t h, fdnn_cuda_replay *r, const fdnn_conv_problem *p, const fdnn_conv_impl *impl,
-                   const fdnn_conv_args *a, cudaGraphExec_t *exec)
+                   const fdnn_conv_args *a, cudaGraphExec_t *exec, size_t *nodes)
 {
+    *nodes = 0;
     if (!r->capture && cudaStreamCreateWithFlags(&r->capture, cudaStreamNonBlocking) != cudaSuccess) {
         r->capture = NULL;
         (void)cudaGetLastError();
@@ -84,6 +85,7 @@ static int capture(cudnnHandle_t h, fdnn_cuda_replay *r, const fdnn_conv_problem
     cudaGraph_t g = NULL;
     cudaError_t e = cudaStreamEndCapture(r->capture, &g);
     int ok = st == CUDNN_STATUS_SUCCESS && e == cudaSuccess && g != NULL;
+    if (ok && cudaGraphGetNodes(g, NULL, nodes) != cudaSuccess) *nodes = 0; /* for the log: each node adds launch time */
     if (ok) ok = cudaGraphInstantiate(exec, g, 0) == cudaSuccess;
     if (g) cudaGraphDestroy(g);
     if (!ok) (void)cudaGetLastError();
@@ -150,9 +152,10 @@ cudnnStatus_t fdnn_cuda_conv_run_replayed(cudnnHandle_t h, const fdnn_conv_probl
     }
     hit->last_use = ++r->clock;
     if (hit->state == SLOT_SEEN) {
-        if (capture(h, r, p, impl, a, &hit->exec)) {
+        size_t nodes = 0;
+        if (capture(h, r, p, impl, a, &hit->exec, &nodes)) {
             hit->state = SLOT_GRAPH;
-            FDNN_API_LOG(h, "convolution captured as a CUDA graph (%s); repeats of this call replay it", impl->name);
+            FDNN_API_LOG(h, "convolution captured as a CUDA graph of %zu nodes (%s); repeats of this call replay it", nodes, impl->name);
         } else {
             hit->exec = NULL;
             hit->state = SLOT_DIRECT;
