@@ -510,10 +510,27 @@ cudnnStatus_t run_fwd(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The tall GEMMs of backward data (rows: every input position, k: the output channels) often
+ * have output tiles to spare, yet with a workspace cuBLAS splits k for some of them (TF32,
+ * k >= 256 on the H200): a memset, the GEMM and a reduction, so a replayed call's graph has four
+ * nodes instead of one and its host time goes above 5 us. Where the m x n output holds at least
+ * two waves of 128 x 128 tiles, splitting k buys nothing, and cuBLAS without a workspace runs one
+ * kernel (H200, TF32, dx of 1x1 64->256 at 56x56 N=32: 0.0456 -> 0.0376 ms, one node instead of
+ * four; 1x1 2048->512 at 7x7, 208 tiles, keeps its split: 0.0219 ms with it, 0.0266 without).
+ * fdnn_cublas_handle's cublasSetStream gives the next call the default workspace back. */
+void gemm_without_workspace_if_wide(cudnnHandle_t h, const Gemm &G, long long m, long long n)
+{
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    const long long sms = cs && cs->prop.multiProcessorCount > 0 ? cs->prop.multiProcessorCount : 132;
+    if (((m + 127) / 128) * ((n + 127) / 128) >= 2 * sms && G.cb->set_workspace) (void)G.cb->set_workspace(G.ch, NULL, 0);
+}
+
 /* 1x1, stride 1, pad 0: dx^T[C, NHW] = w^T[C, K] * dy^T[K, NHW], no copy */
-cudnnStatus_t run_bwd_data_1x1(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, const char *what)
+cudnnStatus_t run_bwd_data_1x1(cudnnHandle_t h, const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P,
+                               const char *what)
 {
     const long long K = p->k;
+    gemm_without_workspace_if_wide(h, G, P.rsc, P.npq);
     return G(CUBLAS_OP_N, CUBLAS_OP_N, P.rsc, P.npq, K, (float)a->alpha, a->w, P.rsc, a->y, K, (float)a->beta, a->out, G.dt, P.rsc, what);
 }
 
@@ -554,10 +571,12 @@ cudnnStatus_t launch_scatter_1x1(const fdnn_conv_problem *p, const float *tmp, v
  * dy^T[K, O2]. Consecutive lines are a uniform s1*W*C apart when H == s1*O1 and O0 == D (2-D
  * problems, or a depth stride of 1), so then one call covers everything; otherwise one call per
  * (n, o0); a fill kernel writes the other rows. */
-cudnnStatus_t run_bwd_data_1x1_strided(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
+cudnnStatus_t run_bwd_data_1x1_strided(cudnnHandle_t h, const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P,
+                                       cudaStream_t st)
 {
     static const char what[] = "conv_bwd_data__cublas_col2im (strided 1x1)";
     const float alpha = (float)a->alpha, beta = (float)a->beta;
+    gemm_without_workspace_if_wide(h, G, p->c, P.npq);
     if (P.total && a->workspace && a->workspace_size >= P.total && ((uintptr_t)a->workspace & 15) == 0) {
         FDNN_CHECK(G(CUBLAS_OP_N, CUBLAS_OP_N, p->c, P.npq, p->k, 1.0f, a->w, p->c, a->y, p->k, 0.0f, a->workspace, CUDA_R_32F, p->c, what));
         const float *tmp = (const float *)a->workspace;
@@ -590,12 +609,12 @@ cudnnStatus_t run_bwd_data_1x1_strided(const Gemm &G, const fdnn_conv_problem *p
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t run_bwd_data(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
+cudnnStatus_t run_bwd_data(cudnnHandle_t h, const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv_args *a, const Plan &P, cudaStream_t st)
 {
     const float alpha = (float)a->alpha, beta = (float)a->beta;
     const long long K = p->k;
-    if (P.one) return run_bwd_data_1x1(G, p, a, P, "conv_bwd_data__cublas_col2im (1x1)");
-    if (P.one_strided) return run_bwd_data_1x1_strided(G, p, a, P, st);
+    if (P.one) return run_bwd_data_1x1(h, G, p, a, P, "conv_bwd_data__cublas_col2im (1x1)");
+    if (P.one_strided) return run_bwd_data_1x1_strided(h, G, p, a, P, st);
     const size_t es = esize(p->ytype);
     const bool small_c = p->c <= COL2IM_SMALL_C;
     for (long long n0 = 0; n0 < p->n; n0 += P.imgs_chunk) {
@@ -758,7 +777,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_gemm_run(cudnnHandle_t h, const fdnn_con
     cudaStream_t st = fdnn_cuda_stream(h);
     switch (p->dir) {
     case FDNN_CONV_FWD: return run_fwd(G, p, a, P, st, "conv_fwd__im2col_cublas");
-    case FDNN_CONV_BWD_DATA: return run_bwd_data(G, p, a, P, st);
+    case FDNN_CONV_BWD_DATA: return run_bwd_data(h, G, p, a, P, st);
     case FDNN_CONV_BWD_FILTER: return run_bwd_filter(G, p, a, P, st);
     }
     return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "unknown convolution direction %d", (int)p->dir);
@@ -803,7 +822,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_bwd_data_fwd_gemm_run(cudnnHandle_t h, c
     Gemm G;
     FDNN_CHECK(make_gemm(h, p, &G));
     const Plan P = make_plan(p);
-    if (P.one) return run_bwd_data_1x1(G, p, a, P, name);
+    if (P.one) return run_bwd_data_1x1(h, G, p, a, P, name);
     cudaStream_t st = fdnn_cuda_stream(h);
     const int taps = p->flt[0] * p->flt[1] * p->flt[2];
     dim3 grid((unsigned)((p->c + 31) / 32), (unsigned)((p->k + 31) / 32), (unsigned)taps), block(32, 8);
