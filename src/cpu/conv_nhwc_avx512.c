@@ -208,6 +208,7 @@ ALWAYS_INLINE void wgrad_tile(const int NV, const int NK, const fdnn_nhwc_wgrad 
             oh = 0;
             n++;
         }
+#pragma GCC unroll 8
         for (int ow = 0; ow < a->q; ow++) {
             __m512 xv[4];
 #pragma GCC unroll 4
