@@ -38,6 +38,7 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NR, const int NW, const floa
         for (int s = 0; s < S2; s++) {
             const float *xp = x + (int64_t)r * dh * xh + (int64_t)s * dw * xw;
             const float *wq = wp + (int64_t)(r * S + s) * C * FDNN_NHWC_KB;
+#pragma GCC unroll 4
             for (int c = 0; c < C2; c++) {
                 __m512 w[4];
 #pragma GCC unroll 4
