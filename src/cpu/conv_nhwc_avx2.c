@@ -53,6 +53,7 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t 
         for (int s = 0; s < S2; s++) {
             const float *xp = x + (int64_t)r * dh * xh + (int64_t)s * dw * xw;
             const float *wq = wp + (int64_t)(r * S + s) * C * FDNN_NHWC_KB;
+#pragma GCC unroll 4
             for (int c = 0; c < C2; c++) {
                 __m256 w[2];
 #pragma GCC unroll 2
@@ -247,6 +248,7 @@ ALWAYS_INLINE void wgrad_tile(const int NK, const int MASK, const fdnn_nhwc_wgra
             oh = 0;
             n++;
         }
+#pragma GCC unroll 8
         for (int ow = 0; ow < a->q; ow++) {
             __m256 v0v, v1v;
             if (MASK) {
