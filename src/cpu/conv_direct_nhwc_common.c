@@ -102,7 +102,9 @@ void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_
                            const fdnn_nhwc_wg_tile *partial)
 {
     int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
-    int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb;
+    /* nk broadcast blocks of near-equal size (64 = 9 x 6 + 2 x 5 rather than 10 x 6 + 4): no narrow
+     * last tile, and the static schedule's halves get equal work */
+    int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb, kbase = bn / nk, kextra = bn % nk;
     int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
     int64_t rows_per_chunk = 256 / a->q;
     if (rows_per_chunk < 1) rows_per_chunk = 1;
@@ -128,8 +130,8 @@ void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_
                 } else {
                     kb = (int)(t % nk); cb = (int)((t / nk) % nc); rs = (int)(t / ((int64_t)nk * nc));
                 }
-                int r = rs / a->s, s = rs % a->s, b0 = kb * kbn, v0 = cb * vb;
-                int cnt = bn - b0 < kbn ? bn - b0 : kbn;
+                int r = rs / a->s, s = rs % a->s, v0 = cb * vb;
+                int b0 = kb * kbase + (kb < kextra ? kb : kextra), cnt = kbase + (kb < kextra);
                 float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
                 (vn - v0 < vb ? partial : full)[cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
             }
