@@ -10,8 +10,9 @@
 /* Channel block of the packed filter: output channels are grouped by 32 (two zmm, four ymm). */
 #define FDNN_NHWC_KB 32
 
-/* Register-tile width of the forward kernels: from hi down to lo, whichever wastes least on a
- * row of q output positions (larger on ties). */
+/* Register-tile width of the AVX2 forward kernel: from hi down to lo, whichever wastes least on
+ * a row of q output positions (larger on ties). The AVX-512 kernel instead cuts each row into
+ * ceil(q / widest) tiles of near-equal width. */
 static inline int fdnn_nhwc_pick_nw(int q, int hi, int lo)
 {
     if (q <= hi) return q;

@@ -106,7 +106,6 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
      * 56x56 N=8 2.40 -> 1.95, 1x1 64->256 N=8 10.9 -> 9.8, conv1 N=8 20.8 -> 18.7, 3x3 128 28x28
      * and 256 14x14 even; 3x3 512 7x7 (2 x 590 KB of filter) 2.60 -> 3.39, so that one stays narrow */
     int wide = a->co >= 48 && 2 * wblk * (int64_t)sizeof(float) <= 600 * 1024, bpt = wide ? 2 : 1, ntb = (nkb + bpt - 1) / bpt;
-    int nw = wide ? 6 : 8, nw1 = 8;
     /* rows of at most 7 positions on 32-channel blocks: two rows per register tile */
     int pair = !wide && a->q <= 7 && a->p >= 2, rstep = pair ? 2 : 1, np = (a->p + rstep - 1) / rstep;
     int64_t tasks = (int64_t)ntb * a->n * np;
@@ -123,7 +122,7 @@ void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
             oh = (int)(t % np); n = (int)((t / np) % a->n); tb = (int)(t / ((int64_t)np * a->n));
         }
         oh *= rstep;
-        int kb = tb * bpt, nv = kb + 1 < nkb && wide ? 4 : 2, tw = nv == 4 ? nw : nw1;
+        int kb = tb * bpt, nv = kb + 1 < nkb && wide ? 4 : 2, tw = nv == 4 ? 6 : 8;   /* widest tile of each table row */
         int rows = oh + rstep <= a->p ? rstep : 1;
         int left = a->co - kb * FDNN_NHWC_KB, lim = nv * 16;
         const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
