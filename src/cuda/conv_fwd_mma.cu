@@ -187,7 +187,7 @@ extern "C" cudnnStatus_t fdnn_cuda_conv_fwd_mma_run(cudnnHandle_t h, const fdnn_
      * and takes every problem this entry takes */
     if (!fdnn_cuda_conv_fwd_mma_aligned(a)) return fdnn_cuda_conv_fwd_tc_run(h, p, a);
     fdnn_mma::MmaConvParams P = make_params(p, a);
-    const int sms = cs ? cs->prop.multiProcessorCount : 132;
+    const int sms = fdnn_cuda_sm_count(h);
     cudaStream_t st = fdnn_cuda_stream(h);
     const bool wg = wgmma_ok(cs, p) != 0;
     fdnn_halo::HaloPlan H;

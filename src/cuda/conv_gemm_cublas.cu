@@ -520,8 +520,7 @@ cudnnStatus_t run_fwd(const Gemm &G, const fdnn_conv_problem *p, const fdnn_conv
  * fdnn_cublas_handle's cublasSetStream gives the next call the default workspace back. */
 void gemm_without_workspace_if_wide(cudnnHandle_t h, const Gemm &G, long long m, long long n)
 {
-    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
-    const long long sms = cs && cs->prop.multiProcessorCount > 0 ? cs->prop.multiProcessorCount : 132;
+    const long long sms = fdnn_cuda_sm_count(h);
     if (((m + 127) / 128) * ((n + 127) / 128) >= 2 * sms && G.cb->set_workspace) (void)G.cb->set_workspace(G.ch, NULL, 0);
 }
 

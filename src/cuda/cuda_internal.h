@@ -32,4 +32,12 @@ typedef struct fdnn_cuda_state {
 void fdnn_cuda_conv_replay_free(fdnn_cuda_state *s);
 
 static inline cudaStream_t fdnn_cuda_stream(cudnnHandle_t h) { return (cudaStream_t)h->stream; }
+/* The device's SM count, for sizing grids and waves; 132 (H100/H200) when the handle has no
+ * CUDA state (the figure only shapes a launch, it never decides correctness). */
+static inline int fdnn_cuda_sm_count(cudnnHandle_t h)
+{
+    const fdnn_cuda_state *cs = h ? (const fdnn_cuda_state *)h->cuda : 0;
+    const int n = cs ? cs->prop.multiProcessorCount : 0;
+    return n > 0 ? n : 132;
+}
 #endif

@@ -53,18 +53,11 @@ static inline int same_geom(const struct cudnnTensorStruct *a, const struct cudn
     return 1;
 }
 
-static inline int sm_count(cudnnHandle_t h)
-{
-    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
-    int n = cs ? cs->prop.multiProcessorCount : 0;
-    return n > 0 ? n : 132;
-}
-
 /* About 4 waves of 256-thread blocks (8 resident per SM), fewer when the work is small. */
 static inline unsigned dense_grid(cudnnHandle_t h, long long work_items)
 {
     long long need = (work_items + 255) / 256;
-    long long cap = (long long)sm_count(h) * 8 * 4;
+    long long cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
     if (need > cap) need = cap;
     if (need < 1) need = 1;
     return (unsigned)need;

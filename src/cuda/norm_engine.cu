@@ -526,7 +526,7 @@ cudnnStatus_t bn_apply_launch(cudnnHandle_t h, const T *x, const T *dy, T *out, 
     const FDiv fS = mk_fdiv(Sc), fC = mk_fdiv((unsigned)C);
     const int cm = !vec ? 2 : (Sc % L == 0) ? 0 : (Sc == 1 && C % L == 0) ? 1 : 2;
     const long long items = vec ? n / L + 1 : n;
-    long long grid = (items + 255) / 256, cap = (long long)fdnn_ewd::sm_count(h) * 8 * 2; /* 2 waves: the shared-memory copy is per block */
+    long long grid = (items + 255) / 256, cap = (long long)fdnn_cuda_sm_count(h) * 8 * 2; /* 2 waves: the shared-memory copy is per block */
     if (grid > cap) grid = cap;
     if (grid < 1) grid = 1;
     const size_t shm = (BWD ? 5 : 4) * sizeof(A) * (size_t)C;
@@ -888,7 +888,7 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
 template <typename A>
 int bn_part_plan(cudnnHandle_t h, int nhwc, int vec, unsigned L, long long N, long long C, long long S, size_t scratch, BnPart *g, unsigned *grid)
 {
-    const long long target = (long long)fdnn_ewd::sm_count(h) * 8;
+    const long long target = (long long)fdnn_cuda_sm_count(h) * 8;
     const long long M = N * S;
     const size_t coef_b = CO_N * sizeof(A) * (size_t)C;
     if (coef_b >= scratch) return 0;
@@ -930,15 +930,24 @@ void bn_part_launch(unsigned grid, dim3 blk, cudaStream_t s, const NP<T, A> &p, 
     else bn_part_kernel<T, A, NHWC, BWD, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
 }
 
-/* kind: K_TRAIN or K_BWD. Returns 1 when the fast path ran (status in *st). */
-template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, int train, cudnnStatus_t *st)
+/* What the dense batch-norm paths (try_bn_fast, try_bn_cluster) admit: spatial statistics with no
+ * fused ops, y (training) or dy and dx (backward) shaped and strided like x, fewer elements than a
+ * 32-bit index with headroom, and packed data. Returns dense_kind's answer (1 NCHW-like, 2
+ * NHWC-like), 0 when these paths do not apply. */
+template <typename T, typename A> int bn_dense_kind(const fdnn_norm_prob *q, const NP<T, A> &p, int train)
 {
     if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM) return 0;
     if (train ? !fdnn_ewd::same_geom(q->x, q->y) : (!fdnn_ewd::same_geom(q->x, q->dy) || !fdnn_ewd::same_geom(q->x, q->dx))) return 0;
-    const long long n = (long long)p.N * p.C * p.S;
-    if (n >= 0x7fffffffLL - (1LL << 26)) return 0;
-    const int k = dense_kind(p.lx, p.C, p.S);
+    if ((long long)p.N * p.C * p.S >= 0x7fffffffLL - (1LL << 26)) return 0;
+    return dense_kind(p.lx, p.C, p.S);
+}
+
+/* kind: K_TRAIN or K_BWD. Returns 1 when the fast path ran (status in *st). */
+template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, int train, cudnnStatus_t *st)
+{
+    const int k = bn_dense_kind(q, p, train);
     if (!k) return 0;
+    const long long n = (long long)p.N * p.C * p.S;
     /* S == 1 or C == 1: NCHW and NHWC coincide (offset m*C + c); short spatial rows would leave
      * most threads of an NCHW block idle, so those go to the other kernels */
     const int nhwc = k == 2 || p.S == 1 || p.C == 1;
@@ -1188,10 +1197,8 @@ static inline size_t bn_cl_bytes(long long VM, long long cs, size_t unit) { retu
  * cluster size where the share fits (tests, benchmarks). */
 template <typename T, typename A> int try_bn_cluster(cudnnHandle_t h, const fdnn_norm_prob *q, NP<T, A> &p, int train, cudnnStatus_t *st)
 {
-    if (q->per_activation || q->ops != FDNN_NORM_OPS_NORM || p.S < 64) return 0;
-    if (train ? !fdnn_ewd::same_geom(q->x, q->y) : (!fdnn_ewd::same_geom(q->x, q->dy) || !fdnn_ewd::same_geom(q->x, q->dx))) return 0;
+    if (p.S < 64 || bn_dense_kind(q, p, train) != 1) return 0;
     const long long C = p.C, n = (long long)p.N * C * p.S;
-    if (n >= 0x7fffffffLL - (1LL << 26) || dense_kind(p.lx, C, p.S) != 1) return 0;
     const int want = fdnn_env_int("FREEDNN_BN_CLUSTER", -1);
     if (want == 0) return 0;
     const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
@@ -1208,7 +1215,7 @@ template <typename T, typename A> int try_bn_cluster(cudnnHandle_t h, const fdnn
         /* the smallest cluster whose shares fit, doubled (up to 8) while the halves keep >= 32 KB and
          * the shares are too big for two blocks per SM (one block per SM leaves the SM idle between
          * its copy and its writes) or the blocks are fewer than the SMs */
-        const long long sms = fdnn_ewd::sm_count(h);
+        const long long sms = fdnn_cuda_sm_count(h);
         while (k < 8 && (bn_cl_bytes(VM, k, unit) > BN_CL_MAX ||
                          ((bn_cl_bytes(VM, k, unit) > BN_CL_PAIR || C * k < sms) && bn_cl_bytes(VM, 2 * k, unit) >= BN_CL_MIN)))
             k *= 2;

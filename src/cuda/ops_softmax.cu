@@ -1088,7 +1088,7 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     const unsigned rows = (unsigned)g.groups, C = (unsigned)g.len, S = (unsigned)g.S;
     cudaStream_t st = (cudaStream_t)h->stream;
     if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 channel slices per block */
-        long long nb = (rows + 31) / 32, cap = (long long)fdnn_ewd::sm_count(h) * 8 * 4;
+        long long nb = (rows + 31) / 32, cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
         const unsigned grid = (unsigned)(nb < cap ? nb : cap);
         const dim3 blk(32, SM_SL);
         if (C <= 32u * SM_SL) { /* channels in registers: each input read once */
@@ -1117,7 +1117,7 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     }
     const bool warp = lay == 2 && C > 1;
     const long long per_block = warp ? 8 : 256;
-    long long nb = (rows + per_block - 1) / per_block, cap = (long long)fdnn_ewd::sm_count(h) * 32;
+    long long nb = (rows + per_block - 1) / per_block, cap = (long long)fdnn_cuda_sm_count(h) * 32;
     if (nb > cap) nb = cap;
     const unsigned grid = (unsigned)(nb < 1 ? 1 : nb);
     {   /* NHWC rows in 16-byte vectors, two rows per warp (ops_bandwidth, H200) */

@@ -109,28 +109,13 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     double *ry = dalloc(T), *rpre = dalloc(T), *rm = dalloc(P), *rvb = dalloc(P), *rvu = dalloc(P), *rinv = dalloc(P);
     ref_norm_train(N, C, (int)S, per_act, hx, hsc, hbi, ops == 2 ? hz : NULL, act_mode, coef, eps, ry, rpre, rm, rvb, rvu, rinv);
     for (int64_t e = 0; e < T; e++) ry[e] = alpha * ry[e] + (beta != 0 ? beta * hy0[e] : 0);
-    double *got = dalloc(T), *gp = dalloc(P), *want = dalloc(P);
+    double *got = dalloc(T), *gp = dalloc(P);
     double tol = th_tolerance("bn", t), ptol = th_tolerance("bn", ptype(t));
     tns_get(&y, dy, got);
     char w2[200];
     snprintf(w2, sizeof w2, "fwd y %s", what);
     cmp(w2, got, ry, (size_t)T, tol * 4);
-    tns_get(&mvd, dsm, gp);
-    snprintf(w2, sizeof w2, "saved mean %s", what);
-    for (int64_t q = 0; q < P; q++) want[q] = rm[q] + 1000; /* shift so an all-zero mean still proves something */
-    for (int64_t q = 0; q < P; q++) gp[q] += 1000;
-    cmp(w2, gp, want, (size_t)P, ptol);
-    tns_get(&mvd, dsv, gp);
-    snprintf(w2, sizeof w2, "saved invstd %s", what);
-    cmp(w2, gp, rinv, (size_t)P, ptol);
-    tns_get(&mvd, drm, gp);
-    for (int64_t q = 0; q < P; q++) want[q] = hrm[q] * (1 - factor) + rm[q] * factor;
-    snprintf(w2, sizeof w2, "running mean %s", what);
-    cmp(w2, gp, want, (size_t)P, ptol);
-    tns_get(&mvd, drv, gp);
-    for (int64_t q = 0; q < P; q++) want[q] = hrv[q] * (1 - factor) + rvu[q] * factor;
-    snprintf(w2, sizeof w2, "running var (unbiased) %s", what);
-    cmp(w2, gp, want, (size_t)P, ptol);
+    check_train_stats(&mvd, what, dsm, dsv, drm, drv, rm, rinv, rvu, hrm, hrv, factor, ptol);
 
     /* inference with the running stats we uploaded originally, same ops/z/activation */
     {
@@ -197,7 +182,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     th_free(H, dsm), th_free(H, dsv), th_free(H, ddy), th_free(H, ddx), th_free(H, ddz), th_free(H, dds), th_free(H, ddb);
     if (reserve) th_free(H, reserve);
     free(hx), free(hz), free(hy0), free(hsc), free(hbi), free(hrm), free(hrv), free(ry), free(rpre), free(rm), free(rvb), free(rvu);
-    free(rinv), free(got), free(gp), free(want), free(hdy), free(hdx0), free(hds0), free(hdb0), free(g), free(rdx), free(rds), free(rdb);
+    free(rinv), free(got), free(gp), free(hdy), free(hdx0), free(hds0), free(hdb0), free(g), free(rdx), free(rds), free(rdb);
     if (act) cudnnDestroyActivationDescriptor(act);
     cudnnDestroyTensorDescriptor(x.d), cudnnDestroyTensorDescriptor(y.d), cudnnDestroyTensorDescriptor(z.d);
     cudnnDestroyTensorDescriptor(pd.d), cudnnDestroyTensorDescriptor(dyt.d), cudnnDestroyTensorDescriptor(dxt.d);

@@ -97,6 +97,35 @@ static inline int cmp(const char *what, const double *got, const double *want, s
 
 static inline double *dalloc(int64_t n) { return calloc((size_t)n, sizeof(double)); }
 
+/* Saved mean / inverse std and the updated running mean / unbiased variance of a training call
+ * against the reference (rm: batch mean, rinv: 1/sqrt(biased var + eps), rvu: unbiased var;
+ * hrm/hrv: the running values uploaded before the call). pd describes the parameter tensors. */
+static inline void check_train_stats(const tns *pd, const char *what, const void *dsm, const void *dsv, const void *drm, const void *drv,
+                                     const double *rm, const double *rinv, const double *rvu, const double *hrm, const double *hrv,
+                                     double factor, double ptol)
+{
+    const int64_t P = pd->n;
+    double *gp = dalloc(P), *want = dalloc(P);
+    char w2[200];
+    tns_get(pd, dsm, gp);
+    snprintf(w2, sizeof w2, "saved mean %s", what);
+    for (int64_t q = 0; q < P; q++) want[q] = rm[q] + 1000; /* shift so an all-zero mean still proves something */
+    for (int64_t q = 0; q < P; q++) gp[q] += 1000;
+    cmp(w2, gp, want, (size_t)P, ptol);
+    tns_get(pd, dsv, gp);
+    snprintf(w2, sizeof w2, "saved invstd %s", what);
+    cmp(w2, gp, rinv, (size_t)P, ptol);
+    tns_get(pd, drm, gp);
+    for (int64_t q = 0; q < P; q++) want[q] = hrm[q] * (1 - factor) + rm[q] * factor;
+    snprintf(w2, sizeof w2, "running mean %s", what);
+    cmp(w2, gp, want, (size_t)P, ptol);
+    tns_get(pd, drv, gp);
+    for (int64_t q = 0; q < P; q++) want[q] = hrv[q] * (1 - factor) + rvu[q] * factor;
+    snprintf(w2, sizeof w2, "running var (unbiased) %s", what);
+    cmp(w2, gp, want, (size_t)P, ptol);
+    free(gp), free(want);
+}
+
 /* values exactly representable in every type: k/4 in [lo, hi] */
 static inline void fill_q(double *v, int64_t n, double lo, double hi)
 {
