@@ -1163,29 +1163,11 @@ template <typename T, typename A, bool BWD, bool VEC> __global__ void __launch_b
  * smallest share worth splitting a channel for. */
 enum { BN_CL_MAX = 200 << 10, BN_CL_PAIR = 112 << 10, BN_CL_MIN = 32 << 10 };
 
-/* Once per kernel and device (bit mask as in fdnn_ptx::opt_in_smem): the kernel must hold sm_90
- * code (a PTX-only build for an older architecture, JIT-compiled here, would have an empty body),
- * then its dynamic shared memory limit is raised to BN_CL_MAX. */
-template <typename K> cudaError_t bn_cluster_ready(K kern, unsigned long long *ready)
-{
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return e;
-    const unsigned long long bit = dev >= 0 && dev < 64 ? 1ULL << dev : 0;
-    if (bit && (__atomic_load_n(ready, __ATOMIC_ACQUIRE) & bit)) return cudaSuccess;
-    cudaFuncAttributes fa;
-    e = cudaFuncGetAttributes(&fa, kern);
-    if (e == cudaSuccess && fa.ptxVersion < 90) e = cudaErrorNotSupported;
-    if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, BN_CL_MAX);
-    if (e == cudaSuccess && bit) __atomic_fetch_or(ready, bit, __ATOMIC_RELEASE);
-    return e;
-}
-
 /* Returns 0 when the kernel cannot be used here (nothing launched), else 1 and the launch's error. */
 template <typename T, typename A, bool BWD, bool VEC> int bn_cluster_launch(const cudaLaunchConfig_t *cfg, const NP<T, A> &p, const BnCl &g, cudaError_t *err)
 {
     static unsigned long long ready;
-    if (bn_cluster_ready(bn_cluster_kernel<T, A, BWD, VEC>, &ready) != cudaSuccess) return 0;
+    if (fdnn_ptx::cluster_ready(bn_cluster_kernel<T, A, BWD, VEC>, BN_CL_MAX, false, &ready) != cudaSuccess) return 0;
     *err = cudaLaunchKernelEx(cfg, bn_cluster_kernel<T, A, BWD, VEC>, p, g);
     return 1;
 }

@@ -8,11 +8,14 @@
  * in 16-byte vectors with several rows per warp when C fits and the pointers are aligned); INSTANCE
  * forward and backward on image-packed tensors (a row in registers when it has <= 4096 elements, else
  * chunk partials in the handle's scratch, a per-row merge and an element-wise pass, all in one
- * pipelined kernel that re-reads each row from L2). */
+ * pipelined kernel that re-reads each row from L2; on sm_90 the forward of rows up to 256 KB
+ * keeps each row in the shared memory of one thread-block cluster and reads it once). */
 #include <math.h>
+#include <cooperative_groups.h>
 #include "ops_dev.cuh"
 #include "ew_dense.cuh"
 #include "pipe2.cuh"
+#include "conv_mma_ptx.cuh"
 
 using namespace fdnn_ops;
 
@@ -947,6 +950,191 @@ cudnnStatus_t inst_pipe_launch(cudnnHandle_t h, const SmGeom &g, int algo, doubl
     return fdnn_cuda_check(cudaGetLastError(), BWD ? "softmax INSTANCE backward (sm_inst_pipe)" : "softmax INSTANCE (sm_inst_pipe)");
 }
 
+/* ---- INSTANCE forward on sm_90 and newer, rows longer than SM_CH: one thread-block cluster of
+ * cs blocks per row (grid = rows * cs). Block rank r copies a fixed contiguous range of the row's
+ * units (16 bytes when L and the pointers allow, else elements) into its shared memory with
+ * cp.async; the max and the sum of exp(x - max) are reduced per block (a shuffle tree per warp,
+ * then warp 0) and over the cluster by thread 0 of every block reading all ranks' partials
+ * through distributed shared memory in rank order, so every block gets the same deterministic
+ * totals; the outputs are computed from shared memory. x is read from DRAM once, y written once
+ * (the pipelined kernel reads x twice, the second time mostly from L2). As in bn_cluster_kernel,
+ * a block arrives on the cluster barrier after its last remote read and waits before exiting,
+ * so its shared memory outlives the others' reads. ---- */
+struct SmCl {
+    unsigned cs;  /* blocks per cluster (per row) */
+    unsigned VM;  /* units per row */
+};
+template <typename T, bool VEC> struct SmUnit { typedef fdnn_ewd::V16<T> type; };
+template <typename T> struct SmUnit<T, false> {
+    struct type {
+        T e[1];
+    };
+};
+/* Per-block shared limit of the cluster kernel (forced sizes), the largest share the automatic
+ * choice takes (two blocks per SM: one block per SM leaves its SM idle between its copy and its
+ * writes), and the smallest share worth splitting a row for. */
+enum { SM_CL_MAX = 200 << 10, SM_CL_PAIR = 112 << 10, SM_CL_MIN = 16 << 10 };
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+/* v (MAX: NaN-keeping max, else sum) over the whole cluster: per warp, warp 0 over the warps,
+ * then thread 0 of every block over all ranks' slots in rank order. Returned to every thread.
+ * Every thread of the cluster calls it; slot is this reduction's own (not reused in the kernel). */
+template <bool MAX, typename F> __device__ F cl_reduce(F v, F *sh, F *slot)
+{
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1) {
+        const F o = __shfl_down_sync(0xffffffffu, v, k);
+        v = MAX ? fmaxn(v, o) : v + o;
+    }
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        v = lane < blockDim.x / 32 ? sh[lane] : (MAX ? F(-INFINITY) : F(0));
+#pragma unroll
+        for (int k = 16; k > 0; k >>= 1) {
+            const F o = __shfl_down_sync(0xffffffffu, v, k);
+            v = MAX ? fmaxn(v, o) : v + o;
+        }
+        if (lane == 0) *slot = v;
+    }
+    cl.sync(); /* every block's slot is written (and every block has started) */
+    if (threadIdx.x == 0) {
+        F t = MAX ? F(-INFINITY) : F(0);
+        for (unsigned r = 0; r < cl.num_blocks(); r++) {
+            const F o = *cl.map_shared_rank(slot, (int)r);
+            t = MAX ? fmaxn(t, o) : t + o;
+        }
+        sh[32] = t;
+    }
+    __syncthreads();
+    return sh[32];
+}
+#endif
+
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(512, 2) sm_inst_cluster(const T *X, T *Y, SmCl g, int algo, typename Acc<T>::type alpha,
+                                                          typename Acc<T>::type beta)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    typedef typename Acc<T>::type F;
+    typedef typename SmUnit<T, VEC>::type U;
+    const unsigned L = sizeof(U) / sizeof(T);
+    extern __shared__ __align__(16) unsigned char smraw[];
+    __shared__ F sh[33], slot[2];
+    U *ux = reinterpret_cast<U *>(smraw);
+    const unsigned r = cooperative_groups::this_cluster().block_rank(), t = threadIdx.x;
+    const unsigned lo = (unsigned)((unsigned long long)g.VM * r / g.cs), n = (unsigned)((unsigned long long)g.VM * (r + 1) / g.cs) - lo;
+    const size_t base = (size_t)(blockIdx.x / g.cs) * g.VM + lo;
+    const U *gx = reinterpret_cast<const U *>(X) + base;
+    U *gy = reinterpret_cast<U *>(Y) + base;
+    for (unsigned j = t; j < n; j += blockDim.x) {
+        if (VEC) fdnn_ptx::cp_async16((uint32_t)__cvta_generic_to_shared(ux + j), gx + j, 16);
+        else ux[j].e[0] = __ldg(&gx[j].e[0]);
+    }
+    if (VEC) asm volatile("cp.async.wait_all;\n" ::: "memory"); /* this thread's copies: all it reads below */
+    F m = F(0);
+    if (algo != CUDNN_SOFTMAX_FAST) {
+        F mx = F(-INFINITY);
+        for (unsigned j = t; j < n; j += blockDim.x) {
+            const U u = ux[j];
+#pragma unroll
+            for (unsigned k = 0; k < L; k++) mx = fmaxn(mx, to_a(u.e[k]));
+        }
+        m = cl_reduce<true>(mx, sh, &slot[0]);
+    }
+    F s = F(0);
+    for (unsigned j = t; j < n; j += blockDim.x) {
+        const U u = ux[j];
+#pragma unroll
+        for (unsigned k = 0; k < L; k++) s += fexp_(to_a(u.e[k]) - m);
+    }
+    s = cl_reduce<false>(s, sh, &slot[1]);
+    cooperative_groups::this_cluster().barrier_arrive(); /* this block's reads of other blocks are done */
+    const bool lg = algo == CUDNN_SOFTMAX_LOG;
+    const F ls = flog_(s), inv = F(1) / s;
+    for (unsigned j = t; j < n; j += blockDim.x) {
+        const U u = ux[j];
+        U o;
+        if (beta != F(0)) o = gy[j];
+#pragma unroll
+        for (unsigned k = 0; k < L; k++) {
+            const F v = to_a(u.e[k]);
+            F w = alpha * (lg ? v - m - ls : fexp_(v - m) * inv);
+            if (beta != F(0)) w += beta * to_a(o.e[k]);
+            o.e[k] = from_a<T>(w);
+        }
+        gy[j] = o;
+    }
+    cooperative_groups::this_cluster().barrier_wait(); /* the other blocks' reads of this one are done */
+#else
+    (void)X, (void)Y, (void)g, (void)algo, (void)alpha, (void)beta;
+#endif
+}
+
+/* Returns 1 when the cluster kernel was launched (status in *st), 0 when it does not apply
+ * (nothing launched). FREEDNN_SOFTMAX_CLUSTER=0 turns it off; 1, 2, 4, 8 or 16 force that
+ * cluster size where the share fits (tests, benchmarks). */
+template <typename T>
+int inst_cluster(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *X, void *Y, cudnnStatus_t *st)
+{
+    typedef typename Acc<T>::type F;
+    const int want = fdnn_env_int("FREEDNN_SOFTMAX_CLUSTER", -1);
+    if (want == 0 || sizeof(T) == 8) return 0;
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    if (!cs || cs->cc < 90 || !cs->prop.clusterLaunch || cs->prop.sharedMemPerBlockOptin < (size_t)SM_CL_MAX + 1024) return 0;
+    const unsigned Lv = 16 / sizeof(T);
+    const bool vec = g.len % Lv == 0 && fdnn_ewd::aligned16(X) && fdnn_ewd::aligned16(Y);
+    const long long VM = vec ? g.len / Lv : g.len, unit = vec ? 16 : sizeof(T), rows = g.groups;
+    auto share = [&](long long k) { return (size_t)((VM + k - 1) / k) * (size_t)unit; };
+    long long k = 1;
+    if (want == 1 || want == 2 || want == 4 || want == 8 || want == 16) {
+        k = want;
+    } else {
+        /* rows of at most 256 KB: longer ones stream better through the pipelined kernel (H200,
+         * FLOAT, % of the copy bandwidth, pipelined -> cluster: rows of 200 KB 24 -> 41%, 0.8 MB
+         * 48 -> 46%, 1.6 MB 54 -> 47%, 3.2 MB 57 -> 41%) */
+        if ((size_t)VM * unit > ((size_t)256 << 10)) return 0;
+        /* the smallest cluster whose shares let two blocks share an SM, doubled (up to 16) while
+         * there are fewer blocks than SMs and the halves keep >= SM_CL_MIN */
+        const long long sms = fdnn_cuda_sm_count(h);
+        while (k < 16 && (share(k) > SM_CL_PAIR || (rows * k < sms && share(2 * k) >= SM_CL_MIN))) k *= 2;
+        if (share(k) > SM_CL_PAIR) return 0;
+        /* a few long rows would stream through a few SMs; the pipelined kernel spreads them */
+        if (rows * k * 2 < sms && (size_t)rows * VM * unit > ((size_t)8 << 20)) return 0;
+    }
+    if (share(k) > SM_CL_MAX || VM < k) return 0;
+    SmCl c;
+    c.cs = (unsigned)k, c.VM = (unsigned)VM;
+    cudaLaunchAttribute at = {};
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = (unsigned)k, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(rows * k));
+    cfg.blockDim = dim3(share(k) >= SM_CL_MIN ? 512 : 256);
+    cfg.dynamicSmemBytes = share(k);
+    cfg.stream = fdnn_cuda_stream(h);
+    cfg.attrs = &at;
+    cfg.numAttrs = 1;
+    static unsigned long long ready[2];
+    cudaError_t e;
+    if (vec) {
+        if (fdnn_ptx::cluster_ready(sm_inst_cluster<T, true>, SM_CL_MAX, true, &ready[1]) != cudaSuccess) return 0;
+        e = cudaLaunchKernelEx(&cfg, sm_inst_cluster<T, true>, (const T *)X, (T *)Y, c, algo, (F)alpha, (F)beta);
+    } else {
+        if (fdnn_ptx::cluster_ready(sm_inst_cluster<T, false>, SM_CL_MAX, true, &ready[0]) != cudaSuccess) return 0;
+        e = cudaLaunchKernelEx(&cfg, sm_inst_cluster<T, false>, (const T *)X, (T *)Y, c, algo, (F)alpha, (F)beta);
+    }
+    if (e == cudaErrorInvalidClusterSize || e == cudaErrorLaunchOutOfResources || e == cudaErrorInvalidConfiguration ||
+        e == cudaErrorNotSupported) {
+        (void)cudaGetLastError(); /* refused (e.g. no GPC with k free SMs): the pipelined kernel runs */
+        return 0;
+    }
+    *st = fdnn_cuda_check(e == cudaSuccess ? cudaGetLastError() : e, "softmax INSTANCE (sm_inst_cluster)");
+    return 1;
+}
+
 /* Image-packed: stride[0] == C*spatial and dims 1.. packed in some order. */
 int inst_layout(const struct cudnnTensorStruct *t)
 {
@@ -968,6 +1156,8 @@ cudnnStatus_t inst_launch(cudnnHandle_t h, const SmGeom &g, int algo, double alp
         sm_inst_whole<T><<<rows, 256, 0, fdnn_cuda_stream(h)>>>((const T *)X, (T *)Y, L, algo, (F)alpha, (F)beta);
         return fdnn_cuda_check(cudaGetLastError(), "sm_inst_whole");
     }
+    cudnnStatus_t st;
+    if (inst_cluster<T>(h, g, algo, alpha, beta, X, Y, &st)) return st;
     if (L % (16 / sizeof(T)) == 0 && fdnn_ewd::aligned16(X) && fdnn_ewd::aligned16(Y))
         return inst_pipe_launch<T, true, false>(h, g, algo, alpha, beta, X, NULL, Y);
     return inst_pipe_launch<T, false, false>(h, g, algo, alpha, beta, X, NULL, Y);

@@ -140,12 +140,20 @@ int main(void)
     /* (then an INSTANCE row of 4305 elements, not a multiple of the 16-byte vector width, and 5
      * rows of 4320: the GPU's single-kernel pipeline over several rows, see gpu/..._pipe16) */
     static const int big[6][4] = {{2, 3, 40, 35}, {2, 256, 3, 5}, {2, 300, 2, 3}, {2, 100, 37, 1}, {2, 3, 41, 35}, {5, 2, 48, 45}};
-    for (int b = 0; b < 6; b++) {
-        const int inst = b == 0 || b >= 4;
-        g_fix = big[b], g_fnd = b == 3 ? 3 : 4;
-        for (int t = 0; t < 4; t++)
-            for (int a = inst ? t % 3 : 0; a < (inst ? t % 3 + 1 : 3); a++) one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a, (t + a) % 2);
-    }
+    /* the INSTANCE rows again with the GPU's cluster forward (sm_90) off, and forced to clusters
+     * of 1, 2 and 16 blocks (the CPU backend ignores the variable) */
+    static const char *const clu[5] = {NULL, "0", "1", "2", "16"};
+    for (int e = 0; e < 5; e++)
+        for (int b = 0; b < 6; b++) {
+            const int inst = b == 0 || b >= 4;
+            if (e && !inst) continue;
+            if (clu[e]) setenv("FREEDNN_SOFTMAX_CLUSTER", clu[e], 1);
+            g_fix = big[b], g_fnd = b == 3 ? 3 : 4;
+            for (int t = 0; t < 4; t++)
+                for (int a = inst ? (t + e) % 3 : 0; a < (inst ? (t + e) % 3 + 1 : 3); a++)
+                    one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a + e, (t + a + e) % 2);
+            unsetenv("FREEDNN_SOFTMAX_CLUSTER");
+        }
     g_fix = NULL;
     for (int a = 0; a < 3; a++)
         for (int m = 0; m < 2; m++) grad_check(h, a, m);
