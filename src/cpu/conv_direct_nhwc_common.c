@@ -98,7 +98,7 @@ const fdnn_nhwc_kernels *fdnn_nhwc_kernels_get(void)
     return NULL;
 }
 
-void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_bytes, const fdnn_nhwc_wg_tile *full,
+void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, int chunk_pos, double l2_bytes, const fdnn_nhwc_wg_tile *full,
                            const fdnn_nhwc_wg_tile *partial)
 {
     int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
@@ -106,7 +106,7 @@ void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_
      * last tile, and the static schedule's halves get equal work */
     int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb, kbase = bn / nk, kextra = bn % nk;
     int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
-    int64_t rows_per_chunk = 256 / a->q;
+    int64_t rows_per_chunk = chunk_pos / a->q;
     if (rows_per_chunk < 1) rows_per_chunk = 1;
     int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
     /* chunk 0 stores alpha * sum + beta * out, every later chunk adds alpha * its sum */

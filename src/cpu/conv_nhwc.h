@@ -63,11 +63,11 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
 typedef void (*fdnn_nhwc_wg_tile)(const fdnn_nhwc_wgrad *a, int r, int s, int b0, int v0, int64_t row0, int64_t row1, float *st, int64_t stb,
                                   const float *ab);
 /* The portable driver both instruction sets' wgrad entries share (conv_direct_nhwc_common.c):
- * fixed chunks of output rows, tasks (tap, vector block of vb channels, broadcast block of kbn)
- * statically over the threads, full[cnt] / partial[cnt] (cnt = 1..kbn broadcast channels; partial
- * where the vector block is short) for each; the task order keeps the vector source in L2 where
- * one chunk of it is at most l2_bytes. */
-void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, double l2_bytes, const fdnn_nhwc_wg_tile *full,
+ * chunks of whole output rows of about chunk_pos positions, tasks (tap, vector block of vb
+ * channels, broadcast block of kbn) statically over the threads, full[cnt] / partial[cnt] (cnt =
+ * 1..kbn broadcast channels; partial where the vector block is short) for each; the task order
+ * keeps the vector source in L2 where one chunk of it is at most l2_bytes. */
+void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, int chunk_pos, double l2_bytes, const fdnn_nhwc_wg_tile *full,
                            const fdnn_nhwc_wg_tile *partial);
 
 /* Filter pack of the forward direction: d[c*32 + j] = src[j*sco + c] for c < ci, j < nj, and 0

@@ -257,7 +257,7 @@ void fdnn_avx512_nhwc_wgrad(const fdnn_nhwc_wgrad *a)
      * chunk of it is at most 768 KB (3x3 512->512 7x7 N=1, 1 thread, 3.26 -> 2.47 ms), else
      * broadcast blocks innermost (1x1 2048->512 7x7 N=8, 2 MB of x per chunk, 10.5 -> 9.6 ms). */
     int vn = a->swap ? a->co : a->ci, wide = vn >= 48;
-    fdnn_nhwc_wgrad_drive(a, wide ? 64 : 32, wide ? 6 : 8, 768.0 * 1024, wg_tiles[wide], wg_tiles[wide]);
+    fdnn_nhwc_wgrad_drive(a, wide ? 64 : 32, wide ? 6 : 8, 256, 768.0 * 1024, wg_tiles[wide], wg_tiles[wide]);
 }
 
 /* ---------------------------------------------------------------- depthwise */
