@@ -166,35 +166,55 @@ int fdnn_cpu_threads(void)
 #endif
 }
 
-/* The streamed-B AVX-512 kernel (gemm_panel_avx512.c) where BLAS's packing of B dominates:
- * B not transposed with at least one full 48-column panel, a reduction short enough for a B
- * panel to stay in L1 (k <= 256), leading dimensions at least the row lengths. Longer
- * reductions up to 1024 go through it too, in chunks of 256 B rows, when C has at least eight
- * panels: NCHW strided 1x1 backward data (256 x 784 x 512 per image, rn50_1x1s2_256_512_56) 1.14
- * -> 1.07 ms at N=1 (level at N=8), while the 49 columns of rn50_1x1_2048_512_7's backward data
- * ran at 0.11 TFLOP/s through it against 0.15 through BLAS (whence the eight panels). Columns split over the
- * OpenMP threads in whole panels (one call when already inside a parallel region).
- * FREEDNN_CPU_PANEL_GEMM=0 turns it off, FREEDNN_CPU_PANEL_KMAX sets the longest reduction
- * (comparisons; read once). Returns 1 when it ran. */
-#ifdef FDNN_HAVE_AVX512
+/* The streamed-B kernels (gemm_panel_avx512.c, gemm_panel_avx2.c) where BLAS's packing of B
+ * dominates: B not transposed with at least one full panel (48 columns for AVX-512, 24 for AVX2),
+ * a reduction short enough for a B panel to stay in L1 (k <= 256), leading dimensions at least
+ * the row lengths. Longer reductions up to 1024 go through it too, in chunks of 256 B rows, when
+ * C has at least eight panels: NCHW strided 1x1 backward data (256 x 784 x 512 per image,
+ * rn50_1x1s2_256_512_56) 1.14 -> 1.07 ms at N=1 (level at N=8), while the 49 columns of
+ * rn50_1x1_2048_512_7's backward data ran at 0.11 TFLOP/s through it against 0.15 through BLAS
+ * (whence the eight panels; AVX-512 figures). Columns split over the OpenMP threads in whole
+ * panels (one call when already inside a parallel region). FREEDNN_CPU_PANEL_GEMM=0 turns it
+ * off, FREEDNN_CPU_PANEL_KMAX sets the longest reduction (comparisons; read once). Returns 1 when
+ * it ran. */
+#if defined(FDNN_HAVE_AVX512) || defined(FDNN_HAVE_AVX2)
+typedef void (*panel_fn)(int, int, int, int, int, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t);
 static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                        float *c, int64_t ldc)
 {
-    static int on = -1;
-    if (on < 0) on = fdnn_env_int("FREEDNN_CPU_PANEL_GEMM", 1) && !fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0) && fdnn_cpu_has_avx512();
+    static int isa = -1; /* 0: off, 1: AVX2, 2: AVX-512 */
+    if (isa < 0) {
+        const int on = fdnn_env_int("FREEDNN_CPU_PANEL_GEMM", 1) && !fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0);
+        isa = !on ? 0 : fdnn_cpu_has_avx512() ? 2 : fdnn_cpu_has_avx2() ? 1 : 0;
+    }
     static int kmax = -1;
     if (kmax < 0) kmax = fdnn_env_int("FREEDNN_CPU_PANEL_KMAX", 1024);
-    if (!on || tb || n < FDNN_PANEL_NB || k < 1 || k > kmax) return 0;
-    if (k > FDNN_PANEL_KC && n < 8 * FDNN_PANEL_NB) return 0; /* see above */
+    panel_fn fn = NULL;
+    int nb = 0;
+#ifdef FDNN_HAVE_AVX512
+    if (isa == 2) fn = fdnn_sgemm_panel_avx512, nb = FDNN_PANEL_NB;
+#endif
+#ifdef FDNN_HAVE_AVX2
+    if (isa == 1) fn = fdnn_sgemm_panel_avx2, nb = FDNN_PANEL2_NB;
+#endif
+    if (!fn || tb || n < nb || k < 1 || k > kmax) return 0;
+    if (k > FDNN_PANEL_KC && n < 8 * nb) return 0; /* see above */
+    /* AVX2: one reduction chunk (k <= 64) and at most 256 rows, else BLAS. Zen 3, 2 threads,
+     * BLAS -> streamed, ms: NCHW 1x1 64->64 56x56 forward N=1 0.207 -> 0.142, N=8 1.65 -> 1.14,
+     * 64->256 forward 0.77 -> 0.54, backward data 64->64 0.205 -> 0.152, the stem's backward
+     * data 2.26 -> 1.82; but longer reductions re-read C per chunk (strided 1x1 256->512
+     * backward data, k = 512: N=8 10.6 -> 12.2; 1x1 2048->512 7x7 backward filter N=8, k = 392:
+     * 5.3 -> 9.5) and 512 rows of A broadcasts (the same N=1, k = 49: 0.89 -> 0.98) lose */
+    if (isa == 1 && (k > FDNN_PANEL2_KC || m > 256)) return 0;
     if (ldb < n || ldc < n || lda < (ta ? m : k)) return 0;
-    const int panels = (n + FDNN_PANEL_NB - 1) / FDNN_PANEL_NB;
+    const int panels = (n + nb - 1) / nb;
     int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();
     if (nt > panels) nt = panels;
     const int per = (panels + nt - 1) / nt;
     _Pragma("omp parallel for schedule(static) if (nt > 1)") for (int t = 0; t < nt; t++)
     {
-        const int j0 = t * per * FDNN_PANEL_NB, j1 = (t + 1) * per * FDNN_PANEL_NB < n ? (t + 1) * per * FDNN_PANEL_NB : n;
-        if (j0 < j1) fdnn_sgemm_panel_avx512(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        const int j0 = t * per * nb, j1 = (t + 1) * per * nb < n ? (t + 1) * per * nb : n;
+        if (j0 < j1) fn(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
     return 1;
 }
@@ -204,7 +224,7 @@ void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a
                 float *c, int64_t ldc)
 {
     if (m <= 0 || n <= 0) return;
-#ifdef FDNN_HAVE_AVX512
+#if defined(FDNN_HAVE_AVX512) || defined(FDNN_HAVE_AVX2)
     if (panel_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
 #endif
 #ifdef FDNN_HAVE_CBLAS

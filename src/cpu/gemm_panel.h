@@ -11,4 +11,11 @@
 
 void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                              float beta, float *c, int64_t ldc);
+
+/* The AVX2 + FMA twin (gemm_panel_avx2.c): 24-column panels, reduction chunks of 64 rows. Only
+ * after fdnn_cpu_has_avx2(). */
+#define FDNN_PANEL2_NB 24
+#define FDNN_PANEL2_KC 64
+void fdnn_sgemm_panel_avx2(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float beta, float *c, int64_t ldc);
 #endif

@@ -257,11 +257,12 @@ int main(void)
         }
     }
     /* NCHW FLOAT through the GEMM forms (forward ALGO_GEMM, backward data ALGO_1), whose
-     * GEMMs with B not transposed, >= 48 columns and a reduction of <= 256 run the streamed-B
-     * AVX-512 kernel on CPUs that have it: 1x1 (the no-copy form) and 3x3 with C*9 <= 256
-     * (im2col), output sizes that are not multiples of the 48-column panel, row counts that are
-     * not multiples of its 8-row tile, one image (columns split over threads) and three (one
-     * image per thread); the forward 3x3 with C = 40 (reduction 360) stays with BLAS. */
+     * GEMMs with B not transposed, at least one panel of columns and a reduction of <= 256 run
+     * the streamed-B kernel (AVX-512: 48-column panels, 8-row tiles; AVX2: 24 and 4) on CPUs
+     * that have it: 1x1 (the no-copy form) and 3x3 with C*9 <= 256 (im2col), output sizes that
+     * are not multiples of either panel (48 is two AVX2 panels), row counts that are not
+     * multiples of either tile, one image (columns split over threads) and three (one image
+     * per thread); the forward 3x3 with C = 40 (reduction 360) stays with BLAS. */
     {
         g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
         static const int sp[][2] = { { 8, 6 }, { 7, 7 }, { 10, 10 }, { 13, 12 } };
