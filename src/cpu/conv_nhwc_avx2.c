@@ -435,7 +435,38 @@ void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw
  * column pair, four products u[r][k] * v[k] replace six FMAs. Blocks of T <= 2 output rows (the
  * 4*T sums, 4 transformed inputs and their temporaries fill the 16 registers); u is read from
  * L1 by the FMAs (12 vectors would not fit beside them). u holds alpha. */
-ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const int PART, const float *const *xr, int col0, int iw, int64_t xw, const float *u,
+/* Input row i of a block (its four columns d) into the sums of the output rows it feeds */
+ALWAYS_INLINE void dw3w_acc(const int T, const int PART, const int i, const __m256 *d, const float *u, int64_t uc, __m256 (*acc)[4], __m256i m)
+{
+    const __m256 v[4] = {_mm256_sub_ps(d[0], d[2]), _mm256_add_ps(d[1], d[2]), _mm256_sub_ps(d[2], d[1]), _mm256_sub_ps(d[1], d[3])};
+#pragma GCC unroll 2
+    for (int t = 0; t < T; t++) {
+        const int r = i - t;
+        if (r < 0 || r > 2) continue;
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) acc[t][k] = _mm256_fmadd_ps(vld(PART, u + (r * 4 + k) * uc, m), v[k], acc[t][k]);
+    }
+}
+
+/* The output pair of each row from its sums (two == 0: only the first column), beta applied */
+ALWAYS_INLINE void dw3w_out(const int T, const int PART, const int BETA0, __m256 (*acc)[4], float *const *yr, int64_t yw, int two, __m256 vb,
+                            __m256i m)
+{
+#pragma GCC unroll 2
+    for (int t = 0; t < T; t++) {
+        __m256 y0 = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), acc[t][2]);
+        __m256 y1 = _mm256_sub_ps(_mm256_sub_ps(acc[t][1], acc[t][2]), acc[t][3]);
+        if (!BETA0) y0 = _mm256_fmadd_ps(vb, vld(PART, yr[t], m), y0);
+        vst(PART, yr[t], m, y0);
+        if (two) {
+            if (!BETA0) y1 = _mm256_fmadd_ps(vb, vld(PART, yr[t] + yw, m), y1);
+            vst(PART, yr[t] + yw, m, y1);
+        }
+    }
+}
+
+/* A boundary output column pair: columns outside the image read as zero */
+ALWAYS_INLINE void dw3w_pair(const int T, const int PART, const int BETA0, const float *const *xr, int col0, int iw, int64_t xw, const float *u,
                              int64_t uc, float *const *yr, int64_t yw, int two, float beta, __m256i m)
 {
     __m256 acc[2][4];
@@ -449,37 +480,48 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const int PART, const
         __m256 d[4];
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
-            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? vld(PART, xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
-        __m256 v[4] = { _mm256_sub_ps(d[0], d[2]), _mm256_add_ps(d[1], d[2]), _mm256_sub_ps(d[2], d[1]), _mm256_sub_ps(d[1], d[3]) };
-#pragma GCC unroll 2
-        for (int t = 0; t < T; t++) {
-            int r = i - t;
-            if (r < 0 || r > 2) continue;
-#pragma GCC unroll 4
-            for (int k = 0; k < 4; k++) {
-                const float *up = u + (r * 4 + k) * uc;
-                acc[t][k] = _mm256_fmadd_ps(vld(PART, up, m), v[k], acc[t][k]);
-            }
-        }
+            d[k] = col0 + k >= 0 && col0 + k < iw ? vld(PART, xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
+        dw3w_acc(T, PART, i, d, u, uc, acc, m);
     }
-    __m256 vb = _mm256_set1_ps(beta);
+    dw3w_out(T, PART, BETA0, acc, yr, yw, two, _mm256_set1_ps(beta), m);
+}
+
+/* n interior pairs (every column inside the image): the input and output row pointers advance by
+ * two columns per pair, so the loop carries no index arithmetic */
+ALWAYS_INLINE void dw3w_inner(const int T, const int PART, const int BETA0, const float *const *xr0, float *const *yr0, int n, int64_t xw,
+                              const float *u, int64_t uc, int64_t yw, float beta, __m256i m)
+{
+    const float *xp[4] = {NULL, NULL, NULL, NULL};
+    float *yp[2] = {NULL, NULL};
+#pragma GCC unroll 4
+    for (int i = 0; i < T + 2; i++) xp[i] = xr0[i];
 #pragma GCC unroll 2
-    for (int t = 0; t < T; t++) {
-        __m256 y0 = _mm256_add_ps(_mm256_add_ps(acc[t][0], acc[t][1]), acc[t][2]);
-        __m256 y1 = _mm256_sub_ps(_mm256_sub_ps(acc[t][1], acc[t][2]), acc[t][3]);
-        if (beta != 0) y0 = _mm256_fmadd_ps(vb, vld(PART, yr[t], m), y0);
-        vst(PART, yr[t], m, y0);
-        if (two) {
-            if (beta != 0) y1 = _mm256_fmadd_ps(vb, vld(PART, yr[t] + yw, m), y1);
-            vst(PART, yr[t] + yw, m, y1);
+    for (int t = 0; t < T; t++) yp[t] = yr0[t];
+    const __m256 vb = _mm256_set1_ps(beta);
+    for (int j = 0; j < n; j++) {
+        __m256 acc[2][4];
+#pragma GCC unroll 2
+        for (int t = 0; t < T; t++)
+#pragma GCC unroll 4
+            for (int k = 0; k < 4; k++) acc[t][k] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+        for (int i = 0; i < T + 2; i++) {
+            if (!xp[i]) continue;
+            const __m256 d[4] = {vld(PART, xp[i], m), vld(PART, xp[i] + xw, m), vld(PART, xp[i] + 2 * xw, m), vld(PART, xp[i] + 3 * xw, m)};
+            dw3w_acc(T, PART, i, d, u, uc, acc, m);
+            xp[i] += 2 * xw;
         }
+        dw3w_out(T, PART, BETA0, acc, yp, yw, 1, vb, m);
+#pragma GCC unroll 2
+        for (int t = 0; t < T; t++) yp[t] += 2 * yw;
     }
 }
 
 /* one block of T output rows (T + 2 input rows, NULL = outside the image), one channel block:
- * boundary column pairs checked, the rest not; an odd last column stores only y0 */
-ALWAYS_INLINE void dw3w_rows(const int T, const int PART, const fdnn_dw_fwd *a, const float *const *xr, float *const *yr0, int iw, int pw,
-                             const float *u, __m256i m)
+ * boundary column pairs checked (dw3w_pair), the interior ones not (dw3w_inner); an odd last
+ * column stores only y0 */
+ALWAYS_INLINE void dw3w_rows(const int T, const int PART, const int BETA0, const fdnn_dw_fwd *a, const float *const *xr, float *const *yr0,
+                             int iw, int pw, const float *u, __m256i m)
 {
     int q = a->q, npairs = (q + 1) / 2, full = q / 2;
     int jlo = (pw + 1) / 2 < npairs ? (pw + 1) / 2 : npairs;
@@ -490,24 +532,28 @@ ALWAYS_INLINE void dw3w_rows(const int T, const int PART, const fdnn_dw_fwd *a, 
     int j = 0;
     for (; j < jlo; j++) {
         for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, 1, PART, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+        dw3w_pair(T, PART, BETA0, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
     }
-    for (; j < jhi; j++) {
+    if (j < jhi) {
+        const float *xs[4] = {NULL, NULL, NULL, NULL};
+        for (int i = 0; i < T + 2; i++) xs[i] = xr[i] ? xr[i] + (int64_t)(2 * j - pw) * a->xw : NULL;
         for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, 0, PART, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 1, a->beta, m);
+        dw3w_inner(T, PART, BETA0, xs, yr, jhi - j, a->xw, u, a->c, a->yw, a->beta, m);
+        j = jhi;
     }
     for (; j < npairs; j++) {
         for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, 1, PART, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+        dw3w_pair(T, PART, BETA0, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
     }
 }
-#define DW3W_VARIANT(T, PART)                                                                                                  \
-    static void dw3w_rows_##T##_##PART(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const float *u, \
-                                       __m256i m)                                                                                   \
-    {                                                                                                                               \
-        dw3w_rows(T, PART, a, xr, yr, iw, pw, u, m);                                                                               \
+#define DW3W_VARIANT(T, PART, BETA0)                                                                                           \
+    static void dw3w_rows_##T##_##PART##_##BETA0(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, \
+                                                 const float *u, __m256i m)                                                   \
+    {                                                                                                                          \
+        dw3w_rows(T, PART, BETA0, a, xr, yr, iw, pw, u, m);                                                                    \
     }
-DW3W_VARIANT(1, 0) DW3W_VARIANT(2, 0) DW3W_VARIANT(1, 1) DW3W_VARIANT(2, 1)
+DW3W_VARIANT(1, 0, 0) DW3W_VARIANT(2, 0, 0) DW3W_VARIANT(1, 1, 0) DW3W_VARIANT(2, 1, 0)
+DW3W_VARIANT(1, 0, 1) DW3W_VARIANT(2, 0, 1) DW3W_VARIANT(1, 1, 1) DW3W_VARIANT(2, 1, 1)
 
 /* T (the caller's rows per block) is capped at 2 here; a partial last channel block reads u with
  * masked loads too (its rows end at the end of the workspace) */
@@ -529,9 +575,10 @@ void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, i
                 xr[i] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
             }
             for (int t = 0; t < nt; t++) yr[t] = a->y + n * a->yn + (int64_t)(oh0 + t) * a->yh + c0;
-            int part = a->c - c0 < 8;
-            if (nt == 2) (part ? dw3w_rows_2_1 : dw3w_rows_2_0)(a, xr, yr, iw, pw, a->wp + c0, m);
-            else (part ? dw3w_rows_1_1 : dw3w_rows_1_0)(a, xr, yr, iw, pw, a->wp + c0, m);
+            typedef void (*rows_fn)(const fdnn_dw_fwd *, const float *const *, float *const *, int, int, const float *, __m256i);
+            static const rows_fn fns[2][2][2] = {{{dw3w_rows_1_0_0, dw3w_rows_1_0_1}, {dw3w_rows_1_1_0, dw3w_rows_1_1_1}},
+                                                 {{dw3w_rows_2_0_0, dw3w_rows_2_0_1}, {dw3w_rows_2_1_0, dw3w_rows_2_1_1}}};
+            fns[nt == 2][a->c - c0 < 8][a->beta == 0](a, xr, yr, iw, pw, a->wp + c0, m);
         }
     }
 }
