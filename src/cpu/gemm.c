@@ -199,13 +199,15 @@ static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const f
 #endif
     if (!fn || tb || n < nb || k < 1 || k > kmax) return 0;
     if (k > FDNN_PANEL_KC && n < 8 * nb) return 0; /* see above */
-    /* AVX2: one reduction chunk (k <= 64) and at most 256 rows, else BLAS. Zen 3, 2 threads,
-     * BLAS -> streamed, ms: NCHW 1x1 64->64 56x56 forward N=1 0.207 -> 0.142, N=8 1.65 -> 1.14,
+    /* AVX2: one reduction chunk (k <= 64), and at most 256 rows or 256 columns, else BLAS. Zen 3,
+     * 2 threads, BLAS -> streamed, ms: NCHW 1x1 64->64 56x56 forward N=1 0.207 -> 0.142, N=8 1.65 -> 1.14,
      * 64->256 forward 0.77 -> 0.54, backward data 64->64 0.205 -> 0.152, the stem's backward
      * data 2.26 -> 1.82; but longer reductions re-read C per chunk (strided 1x1 256->512
      * backward data, k = 512: N=8 10.6 -> 12.2; 1x1 2048->512 7x7 backward filter N=8, k = 392:
-     * 5.3 -> 9.5) and 512 rows of A broadcasts (the same N=1, k = 49: 0.89 -> 0.98) lose */
-    if (isa == 1 && (k > FDNN_PANEL2_KC || m > 256)) return 0;
+     * 5.3 -> 9.5) and 512 rows x 2048 columns (the same N=1, k = 49: 0.89 -> 0.98) lose, while
+     * many rows over few columns win (the stem's NHWC backward data, 12544 x 147, k = 64: N=1
+     * 3.18 -> 2.96, N=8 25.9 -> 24.0) */
+    if (isa == 1 && (k > FDNN_PANEL2_KC || (m > 256 && n > 256))) return 0;
     if (ldb < n || ldc < n || lda < (ta ? m : k)) return 0;
     const int panels = (n + nb - 1) / nb;
     int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();
