@@ -17,15 +17,7 @@
 #ifdef __AVX2__
 #include <immintrin.h>
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-static const int32_t mask_table[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
-/* lanes 0 .. left-1 on (left clamped to 0..8) */
-static inline __m256i mask_for(int left)
-{
-    left = left < 0 ? 0 : left > 8 ? 8 : left;
-    return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - left));
-}
+#include "simd_util.h"
 
 /* 8 floats at p: all lanes (P == 0: a whole 8-channel block) or the lanes of m (P == 1: the
  * last, partial block). vmaskmov is avoided where it is not needed: its stores are slow on AMD. */
@@ -79,7 +71,7 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NW, const float *x, int64_t 
                     if (beta != 0) v = _mm256_fmadd_ps(vb, _mm256_loadu_ps(yp + 8 * u), v);
                     _mm256_storeu_ps(yp + 8 * u, v);
                 } else {
-                    __m256i m = mask_for(nleft - 8 * u);
+                    __m256i m = fdnn_mask8(nleft - 8 * u);
                     if (beta != 0) v = _mm256_fmadd_ps(vb, _mm256_maskload_ps(yp + 8 * u, m), v);
                     _mm256_maskstore_ps(yp + 8 * u, m, v);
                 }
@@ -233,7 +225,7 @@ ALWAYS_INLINE void wgrad_tile(const int NK, const int MASK, const fdnn_nhwc_wgra
                               int64_t row1, float *st, int64_t stb, const float *ab)
 {
     int swap = a->swap, vn = swap ? a->co : a->ci;
-    __m256i m0 = mask_for(vn - v0), m1 = mask_for(vn - v0 - 8);
+    __m256i m0 = fdnn_mask8(vn - v0), m1 = fdnn_mask8(vn - v0 - 8);
     __m256 c[2][6];
 #pragma GCC unroll 6
     for (int j = 0; j < NK; j++) c[0][j] = c[1][j] = _mm256_setzero_ps();
@@ -353,7 +345,7 @@ void fdnn_avx2_dw_fwd(const fdnn_dw_fwd *a)
         int64_t xs = (int64_t)a->sw * a->xw;
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 8;
-            __m256i m = mask_for(a->c - c0);
+            __m256i m = fdnn_mask8(a->c - c0);
             int ow = 0, part = a->c - c0 < 8;
             for (; ow + 8 <= a->q; ow += 8) (part ? dw_tile_8_1 : dw_tile_8_0)(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
             for (; ow < a->q; ow++) (part ? dw_tile_1_1 : dw_tile_1_0)(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
@@ -418,7 +410,7 @@ void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw
         float *yr = a->y + n * a->yn + oh * a->yh;
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 8;
-            __m256i m = mask_for(a->c - c0);
+            __m256i m = fdnn_mask8(a->c - c0);
             __m256 w[9];
             for (int i = 0; i < 9; i++) w[i] = _mm256_maskload_ps(a->wp + (int64_t)i * a->c + c0, m);
             const float *xr[3];
@@ -567,7 +559,7 @@ void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, i
         int n = (int)(tk / nrb), oh0 = (int)(tk % nrb) * T, nt = a->p - oh0 < T ? a->p - oh0 : T;
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 8;
-            __m256i m = mask_for(a->c - c0);
+            __m256i m = fdnn_mask8(a->c - c0);
             const float *xr[4];
             float *yr[2];
             for (int i = 0; i < nt + 2; i++) {
@@ -681,7 +673,7 @@ void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, in
             int c0 = cb * 8;
             int64_t r0 = rows * ch / nchunk, r1 = rows * (ch + 1) / nchunk;
             (a->c - c0 < 8 ? dw3_wg_rows_1 : dw3_wg_rows_0)(a, ih, iw, ph, pw, lo, hi, c0, r0, r1, a->acc + (int64_t)ch * 9 * a->c + c0,
-                                                            mask_for(a->c - c0));
+                                                            fdnn_mask8(a->c - c0));
         }
 }
 
@@ -695,7 +687,7 @@ void fdnn_avx2_dw_wgrad(const fdnn_dw_wgrad *a)
 #pragma omp parallel for schedule(static)
     for (int cb = 0; cb < ncb; cb++) {
         int c0 = cb * 8;
-        __m256i m = mask_for(a->c - c0);
+        __m256i m = fdnn_mask8(a->c - c0);
         for (int r0 = 0; r0 < a->r; r0 += rblk) {
             int nr = a->r - r0 < rblk ? a->r - r0 : rblk;
             if (S > 12) {   /* very wide filters: one tap at a time */

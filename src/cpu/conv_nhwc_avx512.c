@@ -15,9 +15,7 @@
 #ifdef __AVX512F__
 #include <immintrin.h>
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-static __mmask16 mask_for(int left) { return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1); }
+#include "simd_util.h"
 
 /* NV / 2 packed 32-channel filter blocks (wp, wp + wblk) x NR rows of NW output positions (x rows
  * xr apart, y rows yr apart): NV*NR*NW sums */
@@ -55,7 +53,7 @@ ALWAYS_INLINE void fwd_tile(const int NV, const int NR, const int NW, const floa
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     __mmask16 m[4];
 #pragma GCC unroll 4
-    for (int u = 0; u < NV; u++) m[u] = mask_for(nleft - 16 * u);
+    for (int u = 0; u < NV; u++) m[u] = fdnn_mask16(nleft - 16 * u);
 #pragma GCC unroll 14
     for (int i = 0; i < NR * NW; i++) {
         float *yp = y + (i / NW) * yr + (i % NW) * yw;
@@ -191,7 +189,7 @@ ALWAYS_INLINE void wgrad_tile(const int NV, const int NK, const fdnn_nhwc_wgrad 
     int swap = a->swap, vn = swap ? a->co : a->ci;
     __mmask16 m[4];
 #pragma GCC unroll 4
-    for (int u = 0; u < NV; u++) m[u] = mask_for(vn - v0 - 16 * u);
+    for (int u = 0; u < NV; u++) m[u] = fdnn_mask16(vn - v0 - 16 * u);
     __m512 c[4][8];
 #pragma GCC unroll 8
     for (int j = 0; j < NK; j++)
@@ -304,7 +302,7 @@ void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a)
         int64_t xs = (int64_t)a->sw * a->xw;
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 16;
-            __mmask16 m = mask_for(a->c - c0);
+            __mmask16 m = fdnn_mask16(a->c - c0);
             int ow = 0;
             for (; ow + 8 <= a->q; ow += 8) dw_tile_8(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
             for (; ow < a->q; ow++) dw_tile_1(a, xr + ow * xs + c0, xs, yr + ow * a->yw + c0 * a->yc, c0, m);
@@ -355,7 +353,7 @@ void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int 
         float *yr = a->y + n * a->yn + oh * a->yh;
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 16;
-            __mmask16 m = mask_for(a->c - c0);
+            __mmask16 m = fdnn_mask16(a->c - c0);
             __m512 w[9];
             for (int i = 0; i < 9; i++) w[i] = _mm512_maskz_loadu_ps(m, a->wp + (int64_t)i * a->c + c0);
             const float *xr[3];
@@ -455,7 +453,7 @@ void fdnn_avx512_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph,
         int n = (int)(tk / nrb), oh0 = (int)(tk % nrb) * T, nt = a->p - oh0 < T ? a->p - oh0 : T;
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 16;
-            __mmask16 m = mask_for(a->c - c0);
+            __mmask16 m = fdnn_mask16(a->c - c0);
             __m512 u[12];
             for (int i = 0; i < 12; i++) u[i] = _mm512_maskz_loadu_ps(m, a->wp + (int64_t)i * a->c + c0);
             const float *xr[6];
@@ -542,7 +540,7 @@ void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, 
     for (int ch = 0; ch < nchunk; ch++)
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 16;
-            __mmask16 m = mask_for(a->c - c0);
+            __mmask16 m = fdnn_mask16(a->c - c0);
             int64_t r0 = rows * ch / nchunk, r1 = rows * (ch + 1) / nchunk;
             __m512 acc[9];
             for (int i = 0; i < 9; i++) acc[i] = _mm512_setzero_ps();
@@ -575,7 +573,7 @@ void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a)
 #pragma omp parallel for schedule(static)
     for (int cb = 0; cb < ncb; cb++) {
         int c0 = cb * 16;
-        __mmask16 m = mask_for(a->c - c0);
+        __mmask16 m = fdnn_mask16(a->c - c0);
         for (int r0 = 0; r0 < a->r; r0 += rblk) {
             int nr = a->r - r0 < rblk ? a->r - r0 : rblk;
             if (S > 16) {   /* very wide filters: one tap at a time */

@@ -15,13 +15,7 @@
 #ifdef __AVX2__
 #include <immintrin.h>
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-static __m256i mask8(int left)
-{
-    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(left < 0 ? 0 : left > 8 ? 8 : left), idx);
-}
+#include "simd_util.h"
 
 /* MR rows x 24 columns of C, nleft of them valid (FULL: all 24, plain loads and stores);
  * A(i, q) = a[i*sam + q*saq]; ab = {alpha, beta} through memory. */
@@ -31,7 +25,7 @@ ALWAYS_INLINE void tile(const int MR, const int FULL, int k, const float *a, int
     __m256 acc[4][3];
 #pragma GCC unroll 4
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
-    const __m256i m0 = mask8(nleft), m1 = mask8(nleft - 8), m2 = mask8(nleft - 16);
+    const __m256i m0 = fdnn_mask8(nleft), m1 = fdnn_mask8(nleft - 8), m2 = fdnn_mask8(nleft - 16);
     for (int q = 0; q < k; q++) {
         const float *bq = b + (int64_t)q * ldb;
         __m256 b0, b1, b2;

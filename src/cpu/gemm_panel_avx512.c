@@ -13,9 +13,7 @@
 #ifdef __AVX512F__
 #include <immintrin.h>
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-
-static __mmask16 mask_for(int left) { return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1); }
+#include "simd_util.h"
 
 /* MR rows x 48 columns (nleft of them valid) of C; A(i, q) = a[i*sam + q*saq]; ab = {alpha, beta}
  * through memory (no registers held for them in the loop). */
@@ -25,7 +23,7 @@ ALWAYS_INLINE void tile(const int MR, int k, const float *a, int64_t sam, int64_
     __m512 acc[8][3];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = acc[i][2] = _mm512_setzero_ps();
-    const __mmask16 m0 = mask_for(nleft), m1 = mask_for(nleft - 16), m2 = mask_for(nleft - 32);
+    const __mmask16 m0 = fdnn_mask16(nleft), m1 = fdnn_mask16(nleft - 16), m2 = fdnn_mask16(nleft - 32);
     for (int q = 0; q < k; q++) {
         const float *bq = b + (int64_t)q * ldb;
         const __m512 b0 = _mm512_maskz_loadu_ps(m0, bq), b1 = _mm512_maskz_loadu_ps(m1, bq + 16), b2 = _mm512_maskz_loadu_ps(m2, bq + 32);
