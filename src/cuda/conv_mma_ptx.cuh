@@ -144,27 +144,5 @@ static inline cudaError_t opt_in_smem(Kern kern, int smem_bytes, unsigned long l
     return cudaSuccess;
 }
 
-/* For kernels launched as thread-block clusters with more than 48 KiB of dynamic shared memory
- * (batch-norm and softmax cluster kernels), once per kernel and device like opt_in_smem: the
- * kernel must hold sm_90 code (a PTX-only build for an older architecture, JIT-compiled, would
- * have an empty body: cudaErrorNotSupported), then its dynamic shared memory limit is raised to
- * smem_bytes and, with nonportable, clusters of more than 8 blocks are allowed. */
-template <typename Kern>
-static inline cudaError_t cluster_ready(Kern kern, int smem_bytes, bool nonportable, unsigned long long *ready)
-{
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) return e;
-    const unsigned long long bit = dev >= 0 && dev < 64 ? 1ULL << dev : 0;
-    if (bit && (__atomic_load_n(ready, __ATOMIC_ACQUIRE) & bit)) return cudaSuccess;
-    cudaFuncAttributes fa;
-    e = cudaFuncGetAttributes(&fa, kern);
-    if (e == cudaSuccess && fa.ptxVersion < 90) e = cudaErrorNotSupported;
-    if (e == cudaSuccess) e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-    if (e == cudaSuccess && nonportable) e = cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    if (e == cudaSuccess && bit) __atomic_fetch_or(ready, bit, __ATOMIC_RELEASE);
-    return e;
-}
-
 } /* namespace fdnn_ptx */
 #endif

@@ -30,6 +30,7 @@
 #include "cuda_norm.h"
 #include "ew_dense.cuh"
 #include "conv_mma_ptx.cuh"
+#include "cluster.cuh"
 extern "C" {
 #include "cuda_backend.h"
 #include "cuda_internal.h"
@@ -1007,13 +1008,6 @@ struct BnCl {
     unsigned VM;  /* units per channel: N * SV */
     unsigned cap; /* units per tensor in a block's shared memory: ceil(VM / cs) */
 };
-template <typename T, bool VEC> struct BnUnit { typedef fdnn_ewd::V16<T> type; };
-template <typename T> struct BnUnit<T, false> {
-    struct type {
-        T e[1];
-    };
-};
-
 /* f(j, o) for each unit of this thread in the block's range [lo, hi): j its index in the shared
  * copy, o its global unit offset (n*C + c)*SV + s; a cursor walks (n, s) without divisions. */
 template <typename F> __device__ __forceinline__ void cl_units(const BnCl &g, unsigned C, unsigned c, unsigned lo, unsigned hi, F f)
@@ -1023,47 +1017,21 @@ template <typename F> __device__ __forceinline__ void cl_units(const BnCl &g, un
     for (unsigned j = threadIdx.x; j < hi - lo; j += blockDim.x, cur_step(k)) f(j, (k.n * C + c) * g.SV + k.s);
 }
 
-/* a and b summed over the 1-D block in a fixed order (a shuffle tree per warp, then warp 0 over
- * the warp sums); the result is valid in thread 0. sh: 64 values. */
-template <typename A> __device__ void blk_sum2(A &a, A &b, A *sh)
-{
-    const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-#pragma unroll
-    for (int k = 16; k > 0; k >>= 1) a += __shfl_down_sync(0xffffffffu, a, k), b += __shfl_down_sync(0xffffffffu, b, k);
-    if (lane == 0) sh[w] = a, sh[32 + w] = b;
-    __syncthreads();
-    if (w == 0) {
-        a = lane < blockDim.x / 32 ? sh[lane] : A(0);
-        b = lane < blockDim.x / 32 ? sh[32 + lane] : A(0);
-#pragma unroll
-        for (int k = 16; k > 0; k >>= 1) a += __shfl_down_sync(0xffffffffu, a, k), b += __shfl_down_sync(0xffffffffu, b, k);
-    }
-}
-
+/* a and b summed over the cluster (fdnn_cl::cluster_reduce; slot: this round's pair, not reused
+ * within the kernel); valid in thread 0, every thread of the cluster must call it. */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-/* Cluster totals of a and b: the block's partials go to slot (this round's pair, not reused
- * within the kernel), then thread 0 of every block adds all ranks' pairs in rank order. Valid in
- * thread 0; every thread of the cluster must call it. */
-template <typename A> __device__ void cl_sum2(A &a, A &b, A *sh, A *slot)
+template <typename A> __device__ __forceinline__ void cl_sum2(A &a, A &b, A *sh, A *slot)
 {
-    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
-    blk_sum2(a, b, sh);
-    if (threadIdx.x == 0) slot[0] = a, slot[1] = b;
-    cl.sync(); /* also: every block of the cluster has started, so its shared memory exists */
-    if (threadIdx.x == 0) {
-        a = b = A(0);
-        for (unsigned r = 0; r < cl.num_blocks(); r++) {
-            const A *o = cl.map_shared_rank(slot, (int)r);
-            a += o[0], b += o[1];
-        }
-    }
+    A v[2] = {a, b};
+    fdnn_cl::cluster_reduce<fdnn_cl::Sum>(v, sh, slot);
+    a = v[0], b = v[1];
 }
 #endif
 
 template <typename T, typename A, bool BWD, bool VEC> __global__ void __launch_bounds__(512, 2) bn_cluster_kernel(NP<T, A> p, BnCl g)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    typedef typename BnUnit<T, VEC>::type U;
+    typedef typename fdnn_cl::Unit<T, VEC>::type U;
     const unsigned L = sizeof(U) / sizeof(T);
     extern __shared__ __align__(16) unsigned char smraw[];
     __shared__ A sh[64], slot[2][2], q[5]; /* q: bn_apply1's coefficients (fwd mean, inv, sc, bi; bwd mean, inv, k1, dbm, dsm) */
@@ -1167,7 +1135,7 @@ enum { BN_CL_MAX = 200 << 10, BN_CL_PAIR = 112 << 10, BN_CL_MIN = 32 << 10 };
 template <typename T, typename A, bool BWD, bool VEC> int bn_cluster_launch(const cudaLaunchConfig_t *cfg, const NP<T, A> &p, const BnCl &g, cudaError_t *err)
 {
     static unsigned long long ready;
-    if (fdnn_ptx::cluster_ready(bn_cluster_kernel<T, A, BWD, VEC>, BN_CL_MAX, false, &ready) != cudaSuccess) return 0;
+    if (fdnn_cl::ready(bn_cluster_kernel<T, A, BWD, VEC>, BN_CL_MAX, false, &ready) != cudaSuccess) return 0;
     *err = cudaLaunchKernelEx(cfg, bn_cluster_kernel<T, A, BWD, VEC>, p, g);
     return 1;
 }
@@ -1207,25 +1175,14 @@ template <typename T, typename A> int try_bn_cluster(cudnnHandle_t h, const fdnn
     if (bn_cl_bytes(VM, k, unit) > BN_CL_MAX) return 0;
     BnCl g;
     g.cs = (unsigned)k, g.SV = (unsigned)SV, g.VM = (unsigned)VM, g.cap = (unsigned)((VM + k - 1) / k);
-    cudaLaunchAttribute at = {};
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = (unsigned)k, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(C * k));
-    cfg.blockDim = dim3(bn_cl_bytes(VM, k, unit) >= BN_CL_MIN ? 512 : 256);
-    cfg.dynamicSmemBytes = bn_cl_bytes(VM, k, unit);
-    cfg.stream = fdnn_cuda_stream(h);
-    cfg.attrs = &at;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute at;
+    const cudaLaunchConfig_t cfg = fdnn_cl::config(&at, (unsigned)k, (unsigned)C, bn_cl_bytes(VM, k, unit) >= BN_CL_MIN ? 512 : 256,
+                                                   bn_cl_bytes(VM, k, unit), fdnn_cuda_stream(h));
     cudaError_t e = cudaSuccess;
     int ran;
     if (train) ran = vec ? bn_cluster_launch<T, A, false, true>(&cfg, p, g, &e) : bn_cluster_launch<T, A, false, false>(&cfg, p, g, &e);
     else ran = vec ? bn_cluster_launch<T, A, true, true>(&cfg, p, g, &e) : bn_cluster_launch<T, A, true, false>(&cfg, p, g, &e);
-    if (!ran || e == cudaErrorInvalidClusterSize || e == cudaErrorLaunchOutOfResources || e == cudaErrorInvalidConfiguration ||
-        e == cudaErrorNotSupported) {
-        (void)cudaGetLastError(); /* refused (e.g. fewer SMs per GPC than the cluster needs): the older path runs */
-        return 0;
-    }
+    if (!ran || fdnn_cl::refused(e)) return 0; /* e.g. fewer SMs per GPC than the cluster needs: the older path runs */
     *st = fdnn_cuda_check(e == cudaSuccess ? cudaGetLastError() : e,
                           train ? "batch norm training (bn_cluster_kernel)" : "batch norm backward (bn_cluster_kernel)");
     return 1;

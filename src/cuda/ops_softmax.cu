@@ -16,6 +16,7 @@
 #include "ew_dense.cuh"
 #include "pipe2.cuh"
 #include "conv_mma_ptx.cuh"
+#include "cluster.cuh"
 
 using namespace fdnn_ops;
 
@@ -964,50 +965,19 @@ struct SmCl {
     unsigned cs;  /* blocks per cluster (per row) */
     unsigned VM;  /* units per row */
 };
-template <typename T, bool VEC> struct SmUnit { typedef fdnn_ewd::V16<T> type; };
-template <typename T> struct SmUnit<T, false> {
-    struct type {
-        T e[1];
-    };
-};
 /* Per-block shared limit of the cluster kernel (forced sizes), the largest share the automatic
  * choice takes (two blocks per SM: one block per SM leaves its SM idle between its copy and its
  * writes), and the smallest share worth splitting a row for. */
 enum { SM_CL_MAX = 200 << 10, SM_CL_PAIR = 112 << 10, SM_CL_MIN = 16 << 10 };
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-/* v (MAX: NaN-keeping max, else sum) over the whole cluster: per warp, warp 0 over the warps,
- * then thread 0 of every block over all ranks' slots in rank order. Returned to every thread.
- * Every thread of the cluster calls it; slot is this reduction's own (not reused in the kernel). */
-template <bool MAX, typename F> __device__ F cl_reduce(F v, F *sh, F *slot)
+/* v reduced by OP over the whole cluster (fdnn_cl::cluster_reduce) and returned to every thread;
+ * slot is this reduction's own (not reused in the kernel). sh: 33 values. */
+template <class OP, typename F> __device__ F cl_reduce(F v, F *sh, F *slot)
 {
-    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
-    const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-#pragma unroll
-    for (int k = 16; k > 0; k >>= 1) {
-        const F o = __shfl_down_sync(0xffffffffu, v, k);
-        v = MAX ? fmaxn(v, o) : v + o;
-    }
-    if (lane == 0) sh[w] = v;
-    __syncthreads();
-    if (w == 0) {
-        v = lane < blockDim.x / 32 ? sh[lane] : (MAX ? F(-INFINITY) : F(0));
-#pragma unroll
-        for (int k = 16; k > 0; k >>= 1) {
-            const F o = __shfl_down_sync(0xffffffffu, v, k);
-            v = MAX ? fmaxn(v, o) : v + o;
-        }
-        if (lane == 0) *slot = v;
-    }
-    cl.sync(); /* every block's slot is written (and every block has started) */
-    if (threadIdx.x == 0) {
-        F t = MAX ? F(-INFINITY) : F(0);
-        for (unsigned r = 0; r < cl.num_blocks(); r++) {
-            const F o = *cl.map_shared_rank(slot, (int)r);
-            t = MAX ? fmaxn(t, o) : t + o;
-        }
-        sh[32] = t;
-    }
+    F a[1] = {v};
+    fdnn_cl::cluster_reduce<OP>(a, sh, slot);
+    if (threadIdx.x == 0) sh[32] = a[0];
     __syncthreads();
     return sh[32];
 }
@@ -1019,7 +989,7 @@ __global__ void __launch_bounds__(512, 2) sm_inst_cluster(const T *X, T *Y, SmCl
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     typedef typename Acc<T>::type F;
-    typedef typename SmUnit<T, VEC>::type U;
+    typedef typename fdnn_cl::Unit<T, VEC>::type U;
     const unsigned L = sizeof(U) / sizeof(T);
     extern __shared__ __align__(16) unsigned char smraw[];
     __shared__ F sh[33], slot[2];
@@ -1042,7 +1012,7 @@ __global__ void __launch_bounds__(512, 2) sm_inst_cluster(const T *X, T *Y, SmCl
 #pragma unroll
             for (unsigned k = 0; k < L; k++) mx = fmaxn(mx, to_a(u.e[k]));
         }
-        m = cl_reduce<true>(mx, sh, &slot[0]);
+        m = cl_reduce<fdnn_cl::MaxNaN>(mx, sh, &slot[0]);
     }
     F s = F(0);
     for (unsigned j = t; j < n; j += blockDim.x) {
@@ -1050,7 +1020,7 @@ __global__ void __launch_bounds__(512, 2) sm_inst_cluster(const T *X, T *Y, SmCl
 #pragma unroll
         for (unsigned k = 0; k < L; k++) s += fexp_(to_a(u.e[k]) - m);
     }
-    s = cl_reduce<false>(s, sh, &slot[1]);
+    s = cl_reduce<fdnn_cl::Sum>(s, sh, &slot[1]);
     cooperative_groups::this_cluster().barrier_arrive(); /* this block's reads of other blocks are done */
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
     const F ls = flog_(s), inv = F(1) / s;
@@ -1107,30 +1077,19 @@ int inst_cluster(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, doubl
     if (share(k) > SM_CL_MAX || VM < k) return 0;
     SmCl c;
     c.cs = (unsigned)k, c.VM = (unsigned)VM;
-    cudaLaunchAttribute at = {};
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = (unsigned)k, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(rows * k));
-    cfg.blockDim = dim3(share(k) >= SM_CL_MIN ? 512 : 256);
-    cfg.dynamicSmemBytes = share(k);
-    cfg.stream = fdnn_cuda_stream(h);
-    cfg.attrs = &at;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute at;
+    const cudaLaunchConfig_t cfg =
+        fdnn_cl::config(&at, (unsigned)k, (unsigned)rows, share(k) >= SM_CL_MIN ? 512 : 256, share(k), fdnn_cuda_stream(h));
     static unsigned long long ready[2];
     cudaError_t e;
     if (vec) {
-        if (fdnn_ptx::cluster_ready(sm_inst_cluster<T, true>, SM_CL_MAX, true, &ready[1]) != cudaSuccess) return 0;
+        if (fdnn_cl::ready(sm_inst_cluster<T, true>, SM_CL_MAX, true, &ready[1]) != cudaSuccess) return 0;
         e = cudaLaunchKernelEx(&cfg, sm_inst_cluster<T, true>, (const T *)X, (T *)Y, c, algo, (F)alpha, (F)beta);
     } else {
-        if (fdnn_ptx::cluster_ready(sm_inst_cluster<T, false>, SM_CL_MAX, true, &ready[0]) != cudaSuccess) return 0;
+        if (fdnn_cl::ready(sm_inst_cluster<T, false>, SM_CL_MAX, true, &ready[0]) != cudaSuccess) return 0;
         e = cudaLaunchKernelEx(&cfg, sm_inst_cluster<T, false>, (const T *)X, (T *)Y, c, algo, (F)alpha, (F)beta);
     }
-    if (e == cudaErrorInvalidClusterSize || e == cudaErrorLaunchOutOfResources || e == cudaErrorInvalidConfiguration ||
-        e == cudaErrorNotSupported) {
-        (void)cudaGetLastError(); /* refused (e.g. no GPC with k free SMs): the pipelined kernel runs */
-        return 0;
-    }
+    if (fdnn_cl::refused(e)) return 0; /* e.g. no GPC with k free SMs: the pipelined kernel runs */
     *st = fdnn_cuda_check(e == cudaSuccess ? cudaGetLastError() : e, "softmax INSTANCE (sm_inst_cluster)");
     return 1;
 }
