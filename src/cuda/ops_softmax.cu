@@ -259,15 +259,15 @@ __global__ void __launch_bounds__(256) sm_chan_bwd(const T *Yv, const T *DY, T *
  * value in the whole column). x (y, dy) is read twice, the second time mostly from L2. */
 const int SM_SL = 8;
 
-/* The sum (MAX: the NaN-keeping max) of v over the SM_SL channel slices (threadIdx.y) of column
+/* The sum (MAX: the NaN-keeping max) of v over the SL channel slices (threadIdx.y) of column
  * threadIdx.x, in slice order (deterministic), through sh; every thread of the block calls it. */
-template <bool MAX, typename F> __device__ __forceinline__ F slice_reduce(F v, F (*sh)[32])
+template <bool MAX, int SL, typename F> __device__ __forceinline__ F slice_reduce(F v, F (*sh)[32])
 {
     sh[threadIdx.y][threadIdx.x] = v;
     __syncthreads();
     F r = sh[0][threadIdx.x];
 #pragma unroll
-    for (int k = 1; k < SM_SL; k++) r = MAX ? fmaxn(r, sh[k][threadIdx.x]) : r + sh[k][threadIdx.x];
+    for (int k = 1; k < SL; k++) r = MAX ? fmaxn(r, sh[k][threadIdx.x]) : r + sh[k][threadIdx.x];
     __syncthreads(); /* sh is rewritten by the next reduction */
     return r;
 }
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
                 s += lg ? dy : dy * to_a(Yv[o]);
             }
         }
-        s = slice_reduce<false>(s, shs);
+        s = slice_reduce<false, SM_SL>(s, shs);
         if (!on) continue;
 #pragma unroll 4
         for (unsigned c = ty; c < C; c += SM_SL) {
@@ -340,20 +340,22 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
     }
 }
 
-/* NCHW CHANNEL rows with 32 <= C <= SM_SL*RV: the slice layout of sm_chan_fwd_sl (32 adjacent
- * rows x SM_SL channel slices per block), but every thread keeps its <= RV channel values in
+/* NCHW CHANNEL rows with 32 <= C <= SL*RV: the slice layout of sm_chan_fwd_sl (32 adjacent
+ * rows x SL channel slices per block; SL = 16 where 8 slices would hold 32 channels per thread),
+ * but every thread keeps its <= RV channel values in
  * registers, so x is read once and y written once (the sl kernel reads x twice, and at 32 KiB of
  * x per block in flight the second read mostly misses L2 on large tensors). All RV loads of a
  * thread are issued before any math (memory-level parallelism). Exact two-pass formula: the
  * slice maxima and then the slice sums of exp(x - max) are merged in slice order (fixed:
  * deterministic); exp is evaluated once per element and y = e * (1/s). NaN / +inf / all -inf
- * rows come out NaN as in the generic formula (exp(NaN) propagates). */
-template <typename T, int RV>
-__global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
+ * rows come out NaN as in the generic formula (exp(NaN) propagates, so a thread's max may skip
+ * NaNs). 16 slices (not DOUBLE): at most 32 registers, four blocks per SM. */
+template <typename T, int RV, int SL>
+__global__ void __launch_bounds__(32 * SL, SL == 16 && sizeof(T) < 8 ? 4 : 1) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
                                                        typename Acc<T>::type alpha, typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
-    __shared__ F shm[SM_SL][32];
+    __shared__ F shm[SL][32];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     const int fast = algo == CUDNN_SOFTMAX_FAST;
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
@@ -364,7 +366,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigne
         F v[RV];
 #pragma unroll
         for (int k = 0; k < RV; k++) {
-            const unsigned c = ty + (unsigned)SM_SL * k;
+            const unsigned c = ty + (unsigned)SL * k;
             v[k] = on && c < C ? to_a(X[base + c * S]) : F(-INFINITY);
         }
         F m = F(0);
@@ -372,23 +374,23 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigne
             m = F(-INFINITY);
 #pragma unroll
             for (int k = 0; k < RV; k++)
-                if (ty + (unsigned)SM_SL * k < C) m = fmaxn(m, v[k]);
-            m = slice_reduce<true>(m, shm);
+                if (ty + (unsigned)SL * k < C) m = fmax(m, v[k]); /* a NaN still reaches s, so every y */
+            m = slice_reduce<true, SL>(m, shm);
         }
         F s = F(0);
 #pragma unroll
         for (int k = 0; k < RV; k++)
-            if (ty + (unsigned)SM_SL * k < C) {
+            if (ty + (unsigned)SL * k < C) {
                 const F e = fexp_(v[k] - m);
                 if (!lg) v[k] = e;
                 s += e;
             }
-        s = slice_reduce<false>(s, shm);
+        s = slice_reduce<false, SL>(s, shm);
         if (!on) continue;
         const F ls = lg ? flog_(s) : F(0), inv = F(1) / s;
 #pragma unroll
         for (int k = 0; k < RV; k++) {
-            const unsigned c = ty + (unsigned)SM_SL * k;
+            const unsigned c = ty + (unsigned)SL * k;
             if (c < C) sm_store(Y, base + c * S, lg ? v[k] - m - ls : v[k] * inv, alpha, beta);
         }
     }
@@ -396,12 +398,12 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_slr(const T *X, T *Y, unsigne
 
 /* Backward twin of sm_chan_fwd_slr: y and dy of a thread's <= RV channels stay in registers
  * (y, dy read once, dx written once); s = sum dy*y (LOG: sum dy) merged in slice order. */
-template <typename T, int RV>
-__global__ void __launch_bounds__(256) sm_chan_bwd_slr(const T *Yv, const T *DY, T *DX, unsigned rows, unsigned C, unsigned S, int algo,
+template <typename T, int RV, int SL>
+__global__ void __launch_bounds__(32 * SL) sm_chan_bwd_slr(const T *Yv, const T *DY, T *DX, unsigned rows, unsigned C, unsigned S, int algo,
                                                        typename Acc<T>::type alpha, typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
-    __shared__ F shs[SM_SL][32];
+    __shared__ F shs[SL][32];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
     for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) {
@@ -411,7 +413,7 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_slr(const T *Yv, const T *DY,
         F y[RV], d[RV];
 #pragma unroll
         for (int k = 0; k < RV; k++) {
-            const unsigned c = ty + (unsigned)SM_SL * k;
+            const unsigned c = ty + (unsigned)SL * k;
             const bool in = on && c < C;
             y[k] = in ? to_a(Yv[base + c * S]) : F(0);
             d[k] = in ? to_a(DY[base + c * S]) : F(0);
@@ -419,12 +421,12 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_slr(const T *Yv, const T *DY,
         F s = F(0);
 #pragma unroll
         for (int k = 0; k < RV; k++)
-            if (ty + (unsigned)SM_SL * k < C) s += lg ? d[k] : d[k] * y[k];
-        s = slice_reduce<false>(s, shs);
+            if (ty + (unsigned)SL * k < C) s += lg ? d[k] : d[k] * y[k];
+        s = slice_reduce<false, SL>(s, shs);
         if (!on) continue;
 #pragma unroll
         for (int k = 0; k < RV; k++) {
-            const unsigned c = ty + (unsigned)SM_SL * k;
+            const unsigned c = ty + (unsigned)SL * k;
             if (c < C) sm_store(DX, base + c * S, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
         }
     }
@@ -1236,25 +1238,35 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     typedef typename Acc<T>::type F;
     const unsigned rows = (unsigned)g.groups, C = (unsigned)g.len, S = (unsigned)g.S;
     cudaStream_t st = (cudaStream_t)h->stream;
-    if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 channel slices per block */
+    if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 (or 16) channel slices per block */
         long long nb = (rows + 31) / 32, cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
         const unsigned grid = (unsigned)(nb < cap ? nb : cap);
-        const dim3 blk(32, SM_SL);
         if (C <= 32u * SM_SL) { /* channels in registers: each input read once */
-            const int rv = C <= 4u * SM_SL ? 4 : C <= 8u * SM_SL ? 8 : C <= 16u * SM_SL ? 16 : 32;
             const T *a = (const T *)A, *b = (const T *)B;
             T *o = (T *)O;
+            /* more than 16 channels per thread in 8 slices: 16 slices instead (FREEDNN_SOFTMAX_SL=8
+             * keeps 8, for tests). H200, FLOAT 32x256x56x56, forward 64% -> 78% of the copy
+             * bandwidth (8 slices need 128 registers a thread, two blocks per SM; 16 slices with 32
+             * registers run four), backward 99% -> 103% */
+            if (C > 16u * SM_SL && fdnn_env_int("FREEDNN_SOFTMAX_SL", 16) != SM_SL) {
+                const dim3 blk(32, 16);
+                if (fwd) sm_chan_fwd_slr<T, 16, 16><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else sm_chan_bwd_slr<T, 16, 16><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+                return fdnn_cuda_check(cudaGetLastError(), fwd ? "sm_chan_fwd_slr" : "sm_chan_bwd_slr");
+            }
+            const dim3 blk(32, SM_SL);
+            const int rv = C <= 4u * SM_SL ? 4 : C <= 8u * SM_SL ? 8 : C <= 16u * SM_SL ? 16 : 32;
             if (fwd) {
-                if (rv == 4) sm_chan_fwd_slr<T, 4><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
-                else if (rv == 8) sm_chan_fwd_slr<T, 8><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
-                else if (rv == 16) sm_chan_fwd_slr<T, 16><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
-                else sm_chan_fwd_slr<T, 32><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                if (rv == 4) sm_chan_fwd_slr<T, 4, SM_SL><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else if (rv == 8) sm_chan_fwd_slr<T, 8, SM_SL><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else if (rv == 16) sm_chan_fwd_slr<T, 16, SM_SL><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
+                else sm_chan_fwd_slr<T, 32, SM_SL><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
                 return fdnn_cuda_check(cudaGetLastError(), "sm_chan_fwd_slr");
             }
-            if (rv == 4) sm_chan_bwd_slr<T, 4><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
-            else if (rv == 8) sm_chan_bwd_slr<T, 8><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
-            else if (rv == 16) sm_chan_bwd_slr<T, 16><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
-            else sm_chan_bwd_slr<T, 32><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            if (rv == 4) sm_chan_bwd_slr<T, 4, SM_SL><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            else if (rv == 8) sm_chan_bwd_slr<T, 8, SM_SL><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            else if (rv == 16) sm_chan_bwd_slr<T, 16, SM_SL><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
+            else sm_chan_bwd_slr<T, 32, SM_SL><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);
             return fdnn_cuda_check(cudaGetLastError(), "sm_chan_bwd_slr");
         }
         if (fwd) {

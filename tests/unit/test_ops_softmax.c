@@ -154,6 +154,18 @@ int main(void)
                     one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a + e, (t + a + e) % 2);
             unsetenv("FREEDNN_SOFTMAX_CLUSTER");
         }
+    /* NCHW CHANNEL with 129..256 channels (the GPU keeps them in registers over 16 channel slices)
+     * again with 8 slices forced (the CPU backend ignores the variable) */
+    static const int wide[2][4] = {{2, 256, 3, 5}, {3, 200, 7, 5}};
+    static const char *const sl[2] = {NULL, "8"};
+    for (int e = 0; e < 2; e++)
+        for (int b = 0; b < 2; b++) {
+            if (sl[e]) setenv("FREEDNN_SOFTMAX_SL", sl[e], 1);
+            g_fix = wide[b], g_fnd = 4;
+            for (int t = 0; t < 4; t++)
+                for (int a = 0; a < 3; a++) one_case(h, float_types[t], a, 1, t + a + e, OL_NCHW);
+            unsetenv("FREEDNN_SOFTMAX_SL");
+        }
     g_fix = NULL;
     for (int a = 0; a < 3; a++)
         for (int m = 0; m < 2; m++) grad_check(h, a, m);
