@@ -141,15 +141,23 @@ static void blas_single_thread(void)
         int chunk = (len + nt - 1) / nt;                                                                               \
         if (chunk < 16) chunk = 16;                                                                                    \
         int parts = (len + chunk - 1) / chunk;                                                                         \
+        /* beta == 0: each part zeroes its own C block and BLAS adds to it (beta = 1), so that */                    \
+        /* NaN in C can never leak through 0*NaN and OpenBLAS skips its own, slower, pass over C */                     \
+        const int zero = beta == 0;                                                                                    \
+        const T bb = zero ? (T)1 : beta;                                                                               \
         _Pragma("omp parallel for schedule(static) if (parts > 1)") for (int pi = 0; pi < parts; pi++)                 \
         {                                                                                                              \
             int o = pi * chunk, l = len - o < chunk ? len - o : chunk;                                                 \
+            const int rows = split_n ? m : l, cols = split_n ? l : n;                                                  \
+            T *cp = split_n ? c + o : c + (int64_t)o * ldc;                                                            \
+            if (zero)                                                                                                  \
+                for (int i = 0; i < rows; i++) memset(cp + (int64_t)i * ldc, 0, sizeof(T) * (size_t)cols);            \
             if (split_n)                                                                                               \
                 CBLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, l, k, alpha, a, (int)lda, \
-                      tb ? b + (int64_t)o * ldb : b + o, (int)ldb, beta, c + o, (int)ldc);                             \
+                      tb ? b + (int64_t)o * ldb : b + o, (int)ldb, bb, cp, (int)ldc);                                  \
             else                                                                                                       \
                 CBLAS(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, l, n, k, alpha,   \
-                      ta ? a + o : a + (int64_t)o * lda, (int)lda, b, (int)ldb, beta, c + (int64_t)o * ldc, (int)ldc); \
+                      ta ? a + o : a + (int64_t)o * lda, (int)lda, b, (int)ldb, bb, cp, (int)ldc);                     \
         }                                                                                                              \
     }
 
@@ -232,8 +240,6 @@ void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a
 #ifdef FDNN_HAVE_CBLAS
     int64_t la = lda, lb = ldb, lc = ldc;
     if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {
-        if (beta == 0) /* zero C ourselves so NaN in C can never leak through 0*NaN */
-            for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(float) * (size_t)n);
         blas_sgemm(ta, tb, m, n, k, alpha, a, la, b, lb, beta, c, lc);
         return;
     }
@@ -248,8 +254,6 @@ void fdnn_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double 
 #ifdef FDNN_HAVE_CBLAS
     int64_t la = lda, lb = ldb, lc = ldc;
     if (k > 0 && blas_ok(ta, tb, m, n, k, &la, &lb, &lc)) {
-        if (beta == 0)
-            for (int i = 0; i < m; i++) memset(c + (int64_t)i * ldc, 0, sizeof(double) * (size_t)n);
         blas_dgemm(ta, tb, m, n, k, alpha, a, la, b, lb, beta, c, lc);
         return;
     }
