@@ -837,6 +837,57 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
     }
 }
 
+/* Max backward of the 2x2 / stride 2 / no-padding window on packed NCHW with H = 2*OH, W = 2*OW
+ * and W % 4 == 0: one thread per output pair (oh; 2u, 2u+1), i.e. per dx block of rows 2oh, 2oh+1
+ * x columns 4u .. 4u+3 (the blocks tile dx): two quad loads of x, one pair load of dy, two quad
+ * stores of dx (pool2d_maxbwd_cell moves pairs and single values). Same rules as that kernel: the
+ * window's selection by pf_take (PM 3 / 4) over taps a*2 + b in row-major order, and each dx
+ * pixel 0 + dy where its window selected it, else 0, blended with alpha / beta.
+ * units = planes * OH * OW / 2; fU divides by OW / 2. */
+template <typename T, int PM>
+__global__ void __launch_bounds__(256) pool2d_maxbwd_k2s2_nchw_x2(P2 g, const T *X, const T *DY, T *DX, unsigned units, fdnn_ewd::FDiv fU,
+                                                                  typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < units; k += gridDim.x * blockDim.x) {
+        unsigned u, oh, plane;
+        p2_plane_decode(fU, g.fOH, k, u, oh, plane);
+        const size_t xo = ((size_t)plane * g.H + 2u * oh) * g.W + 4u * u;
+        const PoolQuad<T> q0 = *reinterpret_cast<const PoolQuad<T> *>(X + xo), q1 = *reinterpret_cast<const PoolQuad<T> *>(X + xo + g.W);
+        const PoolPair<T> dp = *reinterpret_cast<const PoolPair<T> *>(DY + (size_t)k * 2);
+        const F c[2][4] = {{fdnn_ewd::to_a(q0.a), fdnn_ewd::to_a(q0.b), fdnn_ewd::to_a(q0.c), fdnn_ewd::to_a(q0.d)},
+                           {fdnn_ewd::to_a(q1.a), fdnn_ewd::to_a(q1.b), fdnn_ewd::to_a(q1.c), fdnn_ewd::to_a(q1.d)}};
+        const F d[2] = {fdnn_ewd::to_a(dp.a), fdnn_ewd::to_a(dp.b)};
+        F o[2][4];
+#pragma unroll
+        for (int w = 0; w < 2; w++) { /* window w: columns 2w, 2w+1 of the block */
+            F acc = pf_init<PM, F>();
+            int best = -1;
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++) pf_take<PM>(acc, best, c[a][2 * w + b], a * 2 + b);
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++) o[a][2 * w + b] = best == a * 2 + b ? F(0) + d[w] : F(0);
+        }
+#pragma unroll
+        for (int a = 0; a < 2; a++) {
+            T *dp_ = DX + xo + (a ? g.W : 0u);
+            PoolQuad<T> v;
+            if (beta != F(0)) v = *reinterpret_cast<const PoolQuad<T> *>(dp_);
+            F r[4];
+#pragma unroll
+            for (int l = 0; l < 4; l++) r[l] = alpha * o[a][l];
+            if (beta != F(0)) r[0] += beta * fdnn_ewd::to_a(v.a), r[1] += beta * fdnn_ewd::to_a(v.b), r[2] += beta * fdnn_ewd::to_a(v.c),
+                                r[3] += beta * fdnn_ewd::to_a(v.d);
+            v.a = fdnn_ewd::from_a<T>(r[0]), v.b = fdnn_ewd::from_a<T>(r[1]), v.c = fdnn_ewd::from_a<T>(r[2]), v.d = fdnn_ewd::from_a<T>(r[3]);
+            *reinterpret_cast<PoolQuad<T> *>(dp_) = v;
+        }
+    }
+}
+
 /* Backward of the 3x3 / stride 2 / padding 1 window on packed NCHW with an even W (OW = W / 2,
  * OH = ceil(H / 2)): one thread per output cell (oh, ow), i.e. per dx quad rows 2oh, 2oh+1 x
  * columns 2ow, 2ow+1 (the cells tile dx). The quad's terms come from outputs (oh, ow), (oh, ow+1),
@@ -1372,6 +1423,18 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             const unsigned gg = fdnn_ewd::dense_grid(h, gy.total / VL);
             const T *x = (const T *)X, *dy = (const T *)DY;
             T *o = (T *)O;
+            /* NCHW 2x2 / 2 tiling x exactly, W % 4 == 0: two windows per thread (ops_bandwidth on the
+             * H200, 32x256x56x56 FLOAT: 71% -> 108% of the copy bandwidth); FREEDNN_CUDA_POOL_X1=1 keeps
+             * the one-window form */
+            if (VL == 1 && k == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && !g.xnhwc && !g.ynhwc && !g.onhwc && g.H == 2 * g.OH &&
+                g.W == 2 * g.OW && g.W % 4 == 0 && (uintptr_t)X % (4 * sizeof(T)) == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0 &&
+                (uintptr_t)DY % (2 * sizeof(T)) == 0 && !pool_x1_only()) {
+                const unsigned units = gy.total / 2, g2 = fdnn_ewd::dense_grid(h, units);
+                const fdnn_ewd::FDiv fU = fdnn_ewd::mk_fdiv(g.OW / 2);
+                if (g.prop) pool2d_maxbwd_k2s2_nchw_x2<T, 4><<<g2, 256, 0, s>>>(gy, x, dy, o, units, fU, (F)alpha, (F)beta);
+                else pool2d_maxbwd_k2s2_nchw_x2<T, 3><<<g2, 256, 0, s>>>(gy, x, dy, o, units, fU, (F)alpha, (F)beta);
+                return;
+            }
             if (k == 2 && g.prop) pool2d_maxbwd_cell<T, VL, 2, 2, 4><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
             else if (k == 2) pool2d_maxbwd_cell<T, VL, 2, 2, 3><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
             else if (k == 3 && g.prop) pool2d_maxbwd_cell<T, VL, 3, 3, 4><<<gg, 256, 0, s>>>(gy, x, dy, o, (F)alpha, (F)beta);
