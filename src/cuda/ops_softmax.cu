@@ -349,9 +349,15 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
  * slice maxima and then the slice sums of exp(x - max) are merged in slice order (fixed:
  * deterministic); exp is evaluated once per element and y = e * (1/s). NaN / +inf / all -inf
  * rows come out NaN as in the generic formula (exp(NaN) propagates, so a thread's max may skip
- * NaNs). 16 slices (not DOUBLE): at most 32 registers, four blocks per SM. */
+ * NaNs). 16 slices (not DOUBLE): at most 32 registers, four blocks per SM (three where an SM
+ * holds 1536 threads). */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+#define SM_SL16_BLOCKS 3 /* 1536 threads per SM */
+#else
+#define SM_SL16_BLOCKS 4
+#endif
 template <typename T, int RV, int SL>
-__global__ void __launch_bounds__(32 * SL, SL == 16 && sizeof(T) < 8 ? 4 : 1) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
+__global__ void __launch_bounds__(32 * SL, SL == 16 && sizeof(T) < 8 ? SM_SL16_BLOCKS : 1) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
                                                        typename Acc<T>::type alpha, typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
@@ -1241,6 +1247,14 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 (or 16) channel slices per block */
         long long nb = (rows + 31) / 32, cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
         const unsigned grid = (unsigned)(nb < cap ? nb : cap);
+        if constexpr (sizeof(T) < 8) /* (DOUBLE would spill) */
+            if (C > 32u * SM_SL && C <= 512u && fdnn_env_int("FREEDNN_SOFTMAX_SL", 16) != SM_SL) {
+                /* 257..512 channels: 32 slices of 1024 threads, 16 channels a thread in registers */
+                const dim3 blk(32, 32);
+                if (fwd) sm_chan_fwd_slr<T, 16, 32><<<grid, blk, 0, st>>>((const T *)A, (T *)O, rows, C, S, algo, (F)alpha, (F)beta);
+                else sm_chan_bwd_slr<T, 16, 32><<<grid, blk, 0, st>>>((const T *)A, (const T *)B, (T *)O, rows, C, S, algo, (F)alpha, (F)beta);
+                return fdnn_cuda_check(cudaGetLastError(), fwd ? "sm_chan_fwd_slr" : "sm_chan_bwd_slr");
+            }
         if (C <= 32u * SM_SL) { /* channels in registers: each input read once */
             const T *a = (const T *)A, *b = (const T *)B;
             T *o = (T *)O;

@@ -154,12 +154,13 @@ int main(void)
                     one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a + e, (t + a + e) % 2);
             unsetenv("FREEDNN_SOFTMAX_CLUSTER");
         }
-    /* NCHW CHANNEL with 129..256 channels (the GPU keeps them in registers over 16 channel slices)
-     * again with 8 slices forced (the CPU backend ignores the variable) */
-    static const int wide[2][4] = {{2, 256, 3, 5}, {3, 200, 7, 5}};
+    /* NCHW CHANNEL with 129..256 and 257..512 channels (the GPU keeps them in registers over 16 and
+     * 32 channel slices) again with 8 slices forced (registers up to 256 channels, above that x read
+     * twice; the CPU backend ignores the variable) */
+    static const int wide[3][4] = {{2, 256, 3, 5}, {3, 200, 7, 5}, {2, 400, 3, 7}};
     static const char *const sl[2] = {NULL, "8"};
     for (int e = 0; e < 2; e++)
-        for (int b = 0; b < 2; b++) {
+        for (int b = 0; b < 3; b++) {
             if (sl[e]) setenv("FREEDNN_SOFTMAX_SL", sl[e], 1);
             g_fix = wide[b], g_fnd = 4;
             for (int t = 0; t < 4; t++)
