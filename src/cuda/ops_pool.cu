@@ -837,6 +837,45 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
     }
 }
 
+/* Forward of the 2x2 / stride 2 / no-padding window on packed NCHW with H = 2*OH, W = 2*OW and
+ * W % 4 == 0: one thread per output pair (oh; 2u, 2u+1), reading x rows 2oh, 2oh+1 at columns
+ * 4u .. 4u+3 as two quads and writing the pair (pool2d_fwd_fast reads pairs and writes single
+ * values). Same fold as that kernel: pf_take over the taps in row-major order, pf_finish with 4
+ * taps. units = planes * OH * OW / 2; fU divides by OW / 2. */
+template <typename T, int PM>
+__global__ void __launch_bounds__(256) pool2d_fwd_k2s2_nchw_x2(P2 g, const T *X, T *Y, unsigned units, fdnn_ewd::FDiv fU,
+                                                               typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+{
+    typedef typename fdnn_ewd::Acc<T>::type F;
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < units; k += gridDim.x * blockDim.x) {
+        unsigned u, oh, plane;
+        p2_plane_decode(fU, g.fOH, k, u, oh, plane);
+        const size_t xo = ((size_t)plane * g.H + 2u * oh) * g.W + 4u * u;
+        const PoolQuad<T> q0 = *reinterpret_cast<const PoolQuad<T> *>(X + xo), q1 = *reinterpret_cast<const PoolQuad<T> *>(X + xo + g.W);
+        const F c[2][4] = {{fdnn_ewd::to_a(q0.a), fdnn_ewd::to_a(q0.b), fdnn_ewd::to_a(q0.c), fdnn_ewd::to_a(q0.d)},
+                           {fdnn_ewd::to_a(q1.a), fdnn_ewd::to_a(q1.b), fdnn_ewd::to_a(q1.c), fdnn_ewd::to_a(q1.d)}};
+        F r[2];
+#pragma unroll
+        for (int w = 0; w < 2; w++) {
+            F acc = pf_init<PM, F>();
+            int best = -1;
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++) pf_take<PM>(acc, best, c[a][2 * w + b], 0);
+            r[w] = alpha * pf_finish<PM>(g, acc, 4u, 4);
+        }
+        T *yo = Y + (size_t)k * 2;
+        PoolPair<T> v;
+        if (beta != F(0)) {
+            v = *reinterpret_cast<const PoolPair<T> *>(yo);
+            r[0] += beta * fdnn_ewd::to_a(v.a), r[1] += beta * fdnn_ewd::to_a(v.b);
+        }
+        v.a = fdnn_ewd::from_a<T>(r[0]), v.b = fdnn_ewd::from_a<T>(r[1]);
+        *reinterpret_cast<PoolPair<T> *>(yo) = v;
+    }
+}
+
 /* Max backward of the 2x2 / stride 2 / no-padding window on packed NCHW with H = 2*OH, W = 2*OW
  * and W % 4 == 0: one thread per output pair (oh; 2u, 2u+1), i.e. per dx block of rows 2oh, 2oh+1
  * x columns 4u .. 4u+3 (the blocks tile dx): two quad loads of x, one pair load of dy, two quad
@@ -1409,6 +1448,21 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
         return;
     }
     if (fwd && pool_k3s2_nhwc_go<T, VL>(h, g, (const T *)X, (T *)O, NULL, (F)alpha, (F)beta)) return;
+    /* NCHW 2x2 / 2 tiling x exactly, W % 4 == 0: two outputs per thread (as the backward below) */
+    const bool k2x2 = VL == 1 && k == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && !g.xnhwc && !g.ynhwc && !g.onhwc &&
+                      g.H == 2 * g.OH && g.W == 2 * g.OW && g.W % 4 == 0 && (uintptr_t)X % (4 * sizeof(T)) == 0 && !pool_x1_only();
+    if (fwd && k2x2 && (uintptr_t)O % (2 * sizeof(T)) == 0) {
+        const unsigned units = g.total / 2, g2 = fdnn_ewd::dense_grid(h, units);
+        const fdnn_ewd::FDiv fU = fdnn_ewd::mk_fdiv(g.OW / 2);
+        const T *x = (const T *)X;
+        T *y = (T *)O;
+        switch (pool_mode(g, false)) {
+        case 0: pool2d_fwd_k2s2_nchw_x2<T, 0><<<g2, 256, 0, s>>>(g, x, y, units, fU, (F)alpha, (F)beta); break;
+        case 1: pool2d_fwd_k2s2_nchw_x2<T, 1><<<g2, 256, 0, s>>>(g, x, y, units, fU, (F)alpha, (F)beta); break;
+        default: pool2d_fwd_k2s2_nchw_x2<T, 2><<<g2, 256, 0, s>>>(g, x, y, units, fU, (F)alpha, (F)beta); break;
+        }
+        return;
+    }
     if (fwd) {
         if (k == 2) pool_fwd_fast_go<T, VL, 2, 2>(g, grid, s, (const T *)X, (T *)O, (F)alpha, (F)beta);
         else if (k == 3) pool_fwd_fast_go<T, VL, 3, 3>(g, grid, s, (const T *)X, (T *)O, (F)alpha, (F)beta);
@@ -1426,9 +1480,7 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
             /* NCHW 2x2 / 2 tiling x exactly, W % 4 == 0: two windows per thread (ops_bandwidth on the
              * H200, 32x256x56x56 FLOAT: 71% -> 108% of the copy bandwidth); FREEDNN_CUDA_POOL_X1=1 keeps
              * the one-window form */
-            if (VL == 1 && k == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && !g.xnhwc && !g.ynhwc && !g.onhwc && g.H == 2 * g.OH &&
-                g.W == 2 * g.OW && g.W % 4 == 0 && (uintptr_t)X % (4 * sizeof(T)) == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0 &&
-                (uintptr_t)DY % (2 * sizeof(T)) == 0 && !pool_x1_only()) {
+            if (k2x2 && (uintptr_t)O % (4 * sizeof(T)) == 0 && (uintptr_t)DY % (2 * sizeof(T)) == 0) {
                 const unsigned units = gy.total / 2, g2 = fdnn_ewd::dense_grid(h, units);
                 const fdnn_ewd::FDiv fU = fdnn_ewd::mk_fdiv(g.OW / 2);
                 if (g.prop) pool2d_maxbwd_k2s2_nchw_x2<T, 4><<<g2, 256, 0, s>>>(gy, x, dy, o, units, fU, (F)alpha, (F)beta);
