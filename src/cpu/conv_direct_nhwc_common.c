@@ -329,6 +329,34 @@ static void tap_table(int X, int T, int O, int pad, int dil, int str, int cc, in
     }
 }
 
+/* The col_bwd gather: dx[h, x, c] = alpha * (sum over the taps reaching (h, x), row taps outer,
+ * column taps inner, in filter order, of cols[output pixel][c, r, s]) + beta * dx (beta == 0: dx
+ * not read). C < 16; with C a constant the sums stay in registers. */
+typedef struct col_gather_args {
+    const float *cols;
+    int rsc, Q, R, S;
+    int64_t ws1, ws3, ws4;
+    const int *ht, *hn, *wt, *wn;
+    float *dx;
+    int64_t xc, xh, xw;
+    float alpha, beta;
+} col_gather_args;
+static inline __attribute__((always_inline)) void col_gather_px(const int C, const col_gather_args *g, int h, int x)
+{
+    float acc[16] = { 0 };
+    for (int i = 0; i < g->hn[h]; i++) {
+        const int *eh = g->ht + 2 * ((size_t)h * g->R + i);
+        const float *crow = g->cols + (int64_t)eh[1] * g->Q * g->rsc + eh[0] * g->ws3;
+        for (int j = 0; j < g->wn[x]; j++) {
+            const int *e = g->wt + 2 * ((size_t)x * g->S + j);
+            const float *cr = crow + (int64_t)e[1] * g->rsc + e[0] * g->ws4;
+            for (int c = 0; c < C; c++) acc[c] += cr[c * g->ws1];
+        }
+    }
+    float *d = g->dx + h * g->xh + x * g->xw;
+    for (int c = 0; c < C; c++) d[c * g->xc] = g->beta != 0 ? g->alpha * acc[c] + g->beta * d[c * g->xc] : g->alpha * acc[c];
+}
+
 cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     if (a->workspace_size < fdnn_nhwc_direct_workspace(p))
@@ -425,21 +453,16 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         for (int n = 0; n < p->n; n++) {
             const float *dyn = dy + n * p->ys[0];
             fdnn_sgemm(!nhwc_dy, 0, P * Q, rsc, K, 1.0f, dyn, nhwc_dy ? K : (int64_t)P * Q, w, rsc, 0.0f, cols, rsc);
+            const col_gather_args ga = { cols, rsc, Q, R, S, ws1, ws3, ws4, ht, hn, wt, wn, dx + n * p->xs[0], p->xs[1], p->xs[3], p->xs[4],
+                                         alpha, beta };
 #pragma omp parallel for schedule(static)
             for (int h = 0; h < H; h++)
                 for (int x = 0; x < W; x++) {
-                    float acc[16] = { 0 };
-                    for (int i = 0; i < hn[h]; i++) {
-                        int r = ht[2 * ((size_t)h * R + i)];
-                        const float *crow = cols + (int64_t)ht[2 * ((size_t)h * R + i) + 1] * Q * rsc + r * ws3;
-                        for (int j = 0; j < wn[x]; j++) {
-                            const int *e = wt + 2 * ((size_t)x * S + j);
-                            const float *cr = crow + (int64_t)e[1] * rsc + e[0] * ws4;
-                            for (int c = 0; c < C; c++) acc[c] += cr[c * ws1];
-                        }
-                    }
-                    float *d = dx + n * p->xs[0] + h * p->xs[3] + x * p->xs[4];
-                    for (int c = 0; c < C; c++) d[c * p->xs[1]] = beta != 0 ? alpha * acc[c] + beta * d[c * p->xs[1]] : alpha * acc[c];
+                    /* three channels (the RGB stem) with the count known at compile time: the sums
+                     * stay in registers (0.4 of the stem's NHWC backward data time went to this loop
+                     * with acc[] in memory) */
+                    if (C == 3) col_gather_px(3, &ga, h, x);
+                    else col_gather_px(C, &ga, h, x);
                 }
         }
         free(wt);
