@@ -186,6 +186,25 @@ int fdnn_cpu_threads(void)
  * off, FREEDNN_CPU_PANEL_KMAX sets the longest reduction (comparisons; read once). Returns 1 when
  * it ran. */
 #if defined(FDNN_HAVE_AVX512) || defined(FDNN_HAVE_AVX2)
+void fdnn_sgemm_panel_drive(const fdnn_panel_tile *full, const fdnn_panel_tile *part, int nb, int kc, int mr, int ta, int m, int j0, int j1,
+                            int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    const int64_t sam = ta ? 1 : lda, saq = ta ? lda : 1; /* A(i, q) = a[i*sam + q*saq] */
+    for (int j = j0; j < j1; j += nb) {
+        const int nleft = j1 - j < nb ? j1 - j : nb;
+        const fdnn_panel_tile *fns = nleft == nb ? full : part;
+        for (int q0 = 0; q0 < k; q0 += kc) {
+            const int kn = k - q0 < kc ? k - q0 : kc;
+            const float ab[2] = {alpha, q0 ? 1.0f : beta};
+            for (int i = 0; i < m; i += mr) {
+                const int rows = m - i < mr ? m - i : mr;
+                fns[rows](kn, a + (int64_t)i * sam + (int64_t)q0 * saq, sam, saq, b + (int64_t)q0 * ldb + j, ldb, c + (int64_t)i * ldc + j, ldc,
+                          nleft, ab);
+            }
+        }
+    }
+}
+
 typedef void (*panel_fn)(int, int, int, int, int, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t);
 static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                        float *c, int64_t ldc)

@@ -18,4 +18,14 @@ void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, 
 #define FDNN_PANEL2_KC 64
 void fdnn_sgemm_panel_avx2(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                            float beta, float *c, int64_t ldc);
+
+/* One register tile of either kernel: as many rows as its table index x one panel of C at c, nleft of
+ * its columns valid; A(i, q) = a[i*sam + q*saq]; ab = {alpha, beta}. */
+typedef void (*fdnn_panel_tile)(int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c, int64_t ldc,
+                                int nleft, const float *ab);
+/* The walk both kernels share (gemm.c): nb-column panels over columns j0..j1-1, the reduction in
+ * chunks of kc rows of B (a panel chunk stays in L1; later chunks add to C), row tiles of up to
+ * mr rows: full[rows] where the panel is whole, part[rows] where it is not. */
+void fdnn_sgemm_panel_drive(const fdnn_panel_tile *full, const fdnn_panel_tile *part, int nb, int kc, int mr, int ta, int m, int j0, int j1,
+                            int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 #endif

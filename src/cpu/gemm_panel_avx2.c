@@ -73,26 +73,10 @@ ALWAYS_INLINE void tile(const int MR, const int FULL, int k, const float *a, int
 TILE_FN(1, 0) TILE_FN(2, 0) TILE_FN(3, 0) TILE_FN(4, 0)
 TILE_FN(1, 1) TILE_FN(2, 1) TILE_FN(3, 1) TILE_FN(4, 1)
 
-typedef void (*tile_fn)(int, const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int, const float *);
-
 void fdnn_sgemm_panel_avx2(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                            float beta, float *c, int64_t ldc)
 {
-    static const tile_fn fns[2][5] = {{NULL, tile1_0, tile2_0, tile3_0, tile4_0}, {NULL, tile1_1, tile2_1, tile3_1, tile4_1}};
-    const int64_t sam = ta ? 1 : lda, saq = ta ? lda : 1; /* A(i, q) = a[i*sam + q*saq] */
-    for (int j = j0; j < j1; j += FDNN_PANEL2_NB) {
-        const int nleft = j1 - j < FDNN_PANEL2_NB ? j1 - j : FDNN_PANEL2_NB, full = nleft == FDNN_PANEL2_NB;
-        /* the reduction in chunks of FDNN_PANEL2_KC rows of B (a panel chunk stays in L1), the
-         * later chunks adding to C */
-        for (int q0 = 0; q0 < k; q0 += FDNN_PANEL2_KC) {
-            const int kc = k - q0 < FDNN_PANEL2_KC ? k - q0 : FDNN_PANEL2_KC;
-            const float ab[2] = {alpha, q0 ? 1.0f : beta};
-            for (int i = 0; i < m; i += 4) {
-                const int mr = m - i < 4 ? m - i : 4;
-                fns[full][mr](kc, a + (int64_t)i * sam + (int64_t)q0 * saq, sam, saq, b + (int64_t)q0 * ldb + j, ldb, c + (int64_t)i * ldc + j,
-                              ldc, nleft, ab);
-            }
-        }
-    }
+    static const fdnn_panel_tile full[5] = {NULL, tile1_1, tile2_1, tile3_1, tile4_1}, part[5] = {NULL, tile1_0, tile2_0, tile3_0, tile4_0};
+    fdnn_sgemm_panel_drive(full, part, FDNN_PANEL2_NB, FDNN_PANEL2_KC, 4, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #endif

@@ -69,26 +69,11 @@ TILE_FN(6)
 TILE_FN(7)
 TILE_FN(8)
 
-typedef void (*tile_fn)(int, const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int, const float *);
-
 void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                              float beta, float *c, int64_t ldc)
 {
-    static const tile_fn fns[9] = {NULL, tile1, tile2, tile3, tile4, tile5, tile6, tile7, tile8};
-    const int64_t sam = ta ? 1 : lda, saq = ta ? lda : 1; /* A(i, q) = a[i*sam + q*saq] */
-    for (int j = j0; j < j1; j += FDNN_PANEL_NB) {
-        const int nleft = j1 - j < FDNN_PANEL_NB ? j1 - j : FDNN_PANEL_NB;
-        /* the reduction in chunks of FDNN_PANEL_KC rows of B (a panel chunk stays in L1), the
-         * later chunks adding to C */
-        for (int q0 = 0; q0 < k; q0 += FDNN_PANEL_KC) {
-            const int kc = k - q0 < FDNN_PANEL_KC ? k - q0 : FDNN_PANEL_KC;
-            const float ab[2] = {alpha, q0 ? 1.0f : beta};
-            for (int i = 0; i < m; i += 8) {
-                const int mr = m - i < 8 ? m - i : 8;
-                fns[mr](kc, a + (int64_t)i * sam + (int64_t)q0 * saq, sam, saq, b + (int64_t)q0 * ldb + j, ldb, c + (int64_t)i * ldc + j, ldc,
-                        nleft, ab);
-            }
-        }
-    }
+    /* masked loads and stores throughout: one table for whole and partial panels */
+    static const fdnn_panel_tile fns[9] = {NULL, tile1, tile2, tile3, tile4, tile5, tile6, tile7, tile8};
+    fdnn_sgemm_panel_drive(fns, fns, FDNN_PANEL_NB, FDNN_PANEL_KC, 8, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #endif
