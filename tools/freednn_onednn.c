@@ -184,6 +184,13 @@ static void *peak_thread(void *arg)
     sink = use512 ? fma512(1.0f) : fma256(1.0f);
     return NULL;
 }
+/* With OMP_PROC_BIND set, libgomp binds the main thread to one CPU as it loads, and threads it
+ * creates inherit that, so the measuring threads below would share one core (a 2-thread peak
+ * read as a 1-thread one: 255 instead of 484 GFLOP/s on a 2-vCPU Xeon). Thread i is placed on
+ * online CPU i instead (unplaced where the system refuses that CPU). */
+#include <sched.h>
+#include <unistd.h>
+
 /* Runs fn on nthreads threads at once, five times; the best GFLOP/s for flops per thread. */
 static double best_rate(int nthreads, void *(*fn)(void *), double flops)
 {
@@ -191,9 +198,21 @@ static double best_rate(int nthreads, void *(*fn)(void *), double flops)
     if (nthreads > 256) nthreads = 256;
     pthread_t th[256];
     double best = 0;
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     for (int rep = 0; rep < 5; rep++) {
         double t0 = fdt_now();
-        for (int i = 0; i < nthreads; i++) pthread_create(&th[i], NULL, fn, NULL);
+        for (int i = 0; i < nthreads; i++) {
+            pthread_attr_t at;
+            int placed = 0;
+            if (ncpu >= nthreads && pthread_attr_init(&at) == 0) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(i, &one);
+                placed = pthread_attr_setaffinity_np(&at, sizeof one, &one) == 0 && pthread_create(&th[i], &at, fn, NULL) == 0;
+                pthread_attr_destroy(&at);
+            }
+            if (!placed) pthread_create(&th[i], NULL, fn, NULL);
+        }
         for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
         double gf = (double)nthreads * flops / (fdt_now() - t0) * 1e-9;
         if (gf > best) best = gf;
