@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -929,6 +930,31 @@ int fdt_doctor_main(int argc, char **argv)
             PROBLEM("see the message above", "the tiny convolution on the %s backend failed: %s %s", r->name, r->conv, r->conv_detail);
     }
 
+    /* --- the CPU backend's BLAS: an OpenBLAS built for many CPUs (DYNAMIC_ARCH) picks its
+     * kernels by CPU model and falls back to SSE3 ones on models newer than itself */
+    char blas_core[64] = "";
+    {
+        char *(*corename)(void) = (char *(*)(void))dlsym(RTLD_DEFAULT, "openblas_get_corename");
+        const char *core = corename ? corename() : NULL;
+        snprintf(blas_core, sizeof blas_core, "%s", core ? core : "");
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_cpu_init();
+        const char *simd = __builtin_cpu_supports("avx512f") ? "AVX-512" : __builtin_cpu_supports("avx2") ? "AVX2" : "";
+#else
+        const char *simd = "";
+#endif
+        out("\n== CPU GEMM\n  OpenBLAS kernels: %s; CPU: %s\n", core ? core : "(no OpenBLAS in this process)", simd[0] ? simd : "no AVX2");
+        static const char *const good[] = { "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Excavator" };
+        int ok = 0;
+        for (size_t i = 0; core && i < sizeof good / sizeof good[0]; i++) ok |= !strcasecmp(core, good[i]);
+        if (core && simd[0] && !ok)
+            NOTE(!strcmp(simd, "AVX-512") ? "export OPENBLAS_CORETYPE=SkylakeX (before the program starts), or install an OpenBLAS that knows this CPU"
+                                          : "export OPENBLAS_CORETYPE=Haswell (before the program starts), or install an OpenBLAS that knows this CPU",
+                 "OpenBLAS runs its %s kernels on this %s CPU (it does not know the model): FreeDNN's CPU backend uses its own GEMM kernels "
+                 "instead, but other OpenBLAS users in the process stay several times slower",
+                 core, simd);
+    }
+
     /* --- report */
     if (json_mode) {
         FILE *f = stdout;
@@ -975,7 +1001,9 @@ int fdt_doctor_main(int argc, char **argv)
             jstr(f, br[b].conv);
             fprintf(f, "}");
         }
-        fprintf(f, "],\n  \"problems\": [");
+        fprintf(f, "],\n  \"openblas_core\": ");
+        jstr(f, blas_core);
+        fprintf(f, ",\n  \"problems\": [");
         for (int i = 0; i < nproblems; i++) {
             fprintf(f, "%s\n    {\"what\": ", i ? "," : "");
             jstr(f, problems[i].what);

@@ -67,6 +67,9 @@ void fdnn_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, cons
                 float beta, float *c, int64_t ldc);
 void fdnn_dgemm(int trans_a, int trans_b, int m, int n, int k, double alpha, const double *a, int64_t lda, const double *b,
                 int64_t ldb, double beta, double *c, int64_t ldc);
+/* 1 when fdnn_sgemm runs on our streamed-B kernels instead of BLAS, because BLAS is absent or
+ * runs kernels older than the CPU (gemm.c); the GEMM-or-direct choice (conv_gemm_pref.c) differs */
+int fdnn_cpu_blas_weak(void);
 /* OpenMP threads a parallel region would get (1 without OpenMP) */
 int fdnn_cpu_threads(void);
 /* our own kernel, always built (tests compare it against OpenBLAS) */

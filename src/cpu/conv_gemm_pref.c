@@ -28,7 +28,16 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * Measured (ms, 2 threads, direct -> GEMM, fwd/bwd-data/bwd-filter): 64->64 56x56 N=1
      * 0.19/0.20/0.25 -> 0.15/0.15/0.15; 64->256 56x56 N=1 0.67/0.76/0.87 -> 0.58/0.54/0.56;
      * 2048->512 7x7 N=1 1.63/1.32/2.61 -> 0.60/0.66/0.67; N=8 5.8/5.7/6.9 -> 5.1/5.6/5.7. */
-    if (fdnn_cpu_conv_is_unit(p)) return 1;
+    /* Where BLAS is weak (gemm.c: its kernels older than the CPU, so the GEMMs run on our
+     * streamed-B kernels, whose 48-column panels idle on the 49 columns of a 7x7 image), the
+     * forward and backward data of 7x7 outputs go direct. Emerald Rapids (Debian's OpenBLAS on
+     * Prescott kernels), 2 threads, ratio to oneDNN, GEMM (ours) against direct:
+     * rn50_1x1_2048_512_7 N=8 fwd 1.64 / 0.84, bwd-data 1.94 / 0.73, N=1 bwd-data 1.71 / 1.15;
+     * rn50_3x3_512_512_7 N=1 fwd 1.69 / 1.37, bwd-data 1.86 / 1.35; the backward filters (the
+     * columns are input channels) stay GEMM: 1.38 / 1.79 and 1.41 / 3.47. */
+    const int64_t opq_all = (int64_t)p->out[0] * p->out[1] * p->out[2];
+    const int weak_small = fdnn_cpu_blas_weak() && p->dir != FDNN_CONV_BWD_FILTER && opq_all < 2 * 48;
+    if (fdnn_cpu_conv_is_unit(p)) return !weak_small;
     /* NHWC (KRSC filter): the direct AVX-512 kernels, since their 64-channel register tiles, beat
      * OpenBLAS everywhere in bench/layers_cpu.txt. Measured (ms, 2 threads, GEMM -> direct):
      * 1x1 stride 1 (one SGEMM for the batch, nhwc_unit) 2048->512 7x7 N=1 fwd/bwd-data/bwd-filter
@@ -46,7 +55,10 @@ static int prefer_gemm(const fdnn_conv_problem *p)
         int strided_1x1 = p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1);
         const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
         if (fdnn_nhwc_direct_applicable(p, why, sizeof why)) {
-            if (fdnn_nhwc_kernels_get()->vec == 16) return p->dir == FDNN_CONV_BWD_FILTER && strided_1x1 && p->n * opq > 784;
+            /* (with a weak BLAS the strided 1x1 too: N=8 8.85 ms on our GEMM against 7.0 direct,
+             * Emerald Rapids) */
+            if (fdnn_nhwc_kernels_get()->vec == 16)
+                return p->dir == FDNN_CONV_BWD_FILTER && strided_1x1 && p->n * opq > 784 && !fdnn_cpu_blas_weak();
             /* AVX2 kernels (16 output channels x 6 positions per tile, half the AVX-512 tile):
              * OpenBLAS's GEMM wins on small outputs and on the strided 1x1 and small backward
              * filters. Zen 3, 2 threads, ratio to oneDNN of the min time, best of two
@@ -89,7 +101,7 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * direct -> GEMM): N=1 2.37-2.48 -> 1.45-1.54, N=8 20.8-21.1 -> 13.0 (oneDNN 1.88 / 14.4). */
     if (p->dir == FDNN_CONV_BWD_DATA && p->c < 16) return 1;
     int64_t pq = (int64_t)p->out[0] * p->out[1] * p->out[2];
-    if (pq <= 64 && p->n * pq <= 196) return 1;
+    if (pq <= 64 && p->n * pq <= 196) return !weak_small;
     /* with the AVX2 kernels the NCHW backward filter (x and dy transposed to NHWC first) loses
      * to GEMM up to N*P*Q = 784. Zen 3, 2 threads, ratio to oneDNN, best of two interleaved
      * runs, direct -> GEMM: 3x3 256->256 14x14 N=1 1.50 -> 1.00, 3x3 128->128 28x28 0.95 ->

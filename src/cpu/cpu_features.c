@@ -34,3 +34,15 @@ int fdnn_cpu_has_avx2(void)
     return 0;
 #endif
 }
+
+int fdnn_cpu_blas_core_ok(const char *core)
+{
+    static const char *const good[] = {"haswell", "skylakex", "cooperlake", "sapphirerapids", "zen", "excavator"};
+    if (!core) return 0;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        const char *g = good[i], *q = core;
+        while (*g && *q && (*q | 0x20) == *g) g++, q++;
+        if (!*g && !*q) return 1;
+    }
+    return 0;
+}

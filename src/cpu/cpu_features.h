@@ -9,4 +9,8 @@ int fdnn_cpu_has_avx512(void);
  * first); FREEDNN_CPU_NO_AVX512=1 then runs the AVX2 kernels there, which is how the tests cover
  * both on one machine. */
 int fdnn_cpu_has_avx2(void);
+/* 1 when an OpenBLAS core name (openblas_get_corename()) is one whose SGEMM uses AVX2 or
+ * AVX-512 (Haswell, SkylakeX, Cooperlake, SapphireRapids, Zen, Excavator; any case), 0 for
+ * the older fallbacks (Prescott, Core2, Nehalem, Sandybridge, ...) and NULL. */
+int fdnn_cpu_blas_core_ok(const char *core);
 #endif

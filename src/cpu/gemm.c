@@ -249,11 +249,97 @@ static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const f
 }
 #endif
 
+#if defined(FDNN_HAVE_AVX512) || defined(FDNN_HAVE_AVX2)
+/* 1 when OpenBLAS would run a kernel older than the CPU's SIMD: an OpenBLAS built with
+ * DYNAMIC_ARCH picks its kernels by CPU model and falls back to SSE3 ("Prescott") on models newer
+ * than itself (Debian 12's 0.3.21 on Emerald Rapids, model 207), where its SGEMM runs 3-5x
+ * slower than oneDNN. No BLAS at all counts too. FREEDNN_CPU_BLAS_WEAK=0/1 overrides (tests,
+ * comparisons); read once. 0 where no streamed-B kernel is built (conv_cpu.h). */
+int fdnn_cpu_blas_weak(void)
+{
+    static int weak = -1;
+    if (weak < 0) {
+        int w = fdnn_env_int("FREEDNN_CPU_BLAS_WEAK", -1);
+        if (w < 0) {
+            w = 1;
+#ifdef FDNN_HAVE_CBLAS
+            w = fdnn_cpu_has_avx2() && !fdnn_cpu_blas_core_ok(openblas_get_corename());
+#endif
+        }
+        weak = w != 0;
+    }
+    return weak;
+}
+
+/* Where BLAS is weak: every FLOAT GEMM on the streamed-B kernels. A transposed B is copied into
+ * a k x n buffer first (one transpose, as BLAS's packing would do); any reduction length runs in
+ * the kernel's chunks. Threads take whole panels of columns where there are at least two panels
+ * a thread, else blocks of rows (the 64 x 64 weight gradients of a 1x1 layer: 2 panels, 64 rows).
+ * Returns 0 (nothing done) where the kernels are off or the allocation fails. */
+static int panel_sgemm_any(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float beta, float *c, int64_t ldc)
+{
+    panel_fn fn = NULL;
+    int nb = 0, mr = 8;
+#ifdef FDNN_HAVE_AVX512
+    if (fdnn_cpu_has_avx512()) {
+        /* 64-column panels where they leave fewer columns idle than 48-column ones: NCHW 1x1
+         * backward filter (n = C), Emerald Rapids, ratio to oneDNN: 64->64 56x56 N=1 2.02 -> 1.66,
+         * N=8 2.02 -> 1.68, 64->256 1.79 -> 1.29 / 1.36 */
+        const int p48 = (n + FDNN_PANEL_NB - 1) / FDNN_PANEL_NB * FDNN_PANEL_NB, p64 = (n + FDNN_PANEL64_NB - 1) / FDNN_PANEL64_NB * FDNN_PANEL64_NB;
+        static int use64 = -1; /* FREEDNN_CPU_PANEL64=0: 48 columns always (comparisons; read once) */
+        if (use64 < 0) use64 = fdnn_env_int("FREEDNN_CPU_PANEL64", 1) != 0;
+        if (use64 && p64 < p48) fn = fdnn_sgemm_panel64_avx512, nb = FDNN_PANEL64_NB, mr = 6;
+        else fn = fdnn_sgemm_panel_avx512, nb = FDNN_PANEL_NB;
+    }
+#endif
+#ifdef FDNN_HAVE_AVX2
+    if (!fn && fdnn_cpu_has_avx2()) fn = fdnn_sgemm_panel_avx2, nb = FDNN_PANEL2_NB, mr = 4;
+#endif
+    if (!fn || k < 1 || fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0) || lda < (ta ? m : k) || ldc < n) return 0;
+    float *bt = NULL;
+    if (tb || ldb < n) {
+        bt = malloc(sizeof(float) * (size_t)k * (size_t)n);
+        if (!bt) return 0;
+        const int64_t sj = tb ? ldb : 1, sq = tb ? 1 : ldb; /* op(B)(q, j) = b[q*sq + j*sj] */
+        _Pragma("omp parallel for schedule(static) if ((double)k * n > 65536.0 && !fdnn_in_parallel())")
+        for (int q = 0; q < k; q++)
+            for (int j = 0; j < n; j++) bt[(int64_t)q * n + j] = b[(int64_t)q * sq + (int64_t)j * sj];
+        b = bt, ldb = n;
+    }
+    const int panels = (n + nb - 1) / nb;
+    int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();
+    const int by_rows = nt > 1 && panels < 2 * nt && m >= 2 * mr * nt;
+    if (!by_rows && nt > panels) nt = panels;
+    if (by_rows) {
+        const int per = (m / nt + mr - 1) / mr * mr;
+        _Pragma("omp parallel for schedule(static)") for (int t = 0; t < nt; t++)
+        {
+            const int i0 = t * per, i1 = t == nt - 1 || (t + 1) * per > m ? m : (t + 1) * per;
+            if (i0 < i1)
+                fn(ta, i1 - i0, 0, n, k, alpha, ta ? a + i0 : a + (int64_t)i0 * lda, lda, b, ldb, beta, c + (int64_t)i0 * ldc, ldc);
+        }
+    } else {
+        const int per = (panels + nt - 1) / nt;
+        _Pragma("omp parallel for schedule(static) if (nt > 1)") for (int t = 0; t < nt; t++)
+        {
+            const int j0 = t * per * nb, j1 = (t + 1) * per * nb < n ? (t + 1) * per * nb : n;
+            if (j0 < j1) fn(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        }
+    }
+    free(bt);
+    return 1;
+}
+#else
+int fdnn_cpu_blas_weak(void) { return 0; }
+#endif
+
 void fdnn_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc)
 {
     if (m <= 0 || n <= 0) return;
 #if defined(FDNN_HAVE_AVX512) || defined(FDNN_HAVE_AVX2)
+    if (fdnn_cpu_blas_weak() && panel_sgemm_any(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
     if (panel_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
 #endif
 #ifdef FDNN_HAVE_CBLAS

@@ -12,6 +12,13 @@
 void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                              float beta, float *c, int64_t ldc);
 
+/* The same with 64-column panels (6 rows x 4 vectors a tile, reduction chunks of 128 rows: a
+ * 32 KB B chunk), for column counts 48-column panels would leave partly idle (64, 256). */
+#define FDNN_PANEL64_NB 64
+#define FDNN_PANEL64_KC 128
+void fdnn_sgemm_panel64_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b,
+                               int64_t ldb, float beta, float *c, int64_t ldc);
+
 /* The AVX2 + FMA twin (gemm_panel_avx2.c): 24-column panels, reduction chunks of 64 rows. Only
  * after fdnn_cpu_has_avx2(). */
 #define FDNN_PANEL2_NB 24

@@ -15,25 +15,31 @@
 
 #include "simd_util.h"
 
-/* MR rows x 48 columns (nleft of them valid) of C; A(i, q) = a[i*sam + q*saq]; ab = {alpha, beta}
- * through memory (no registers held for them in the loop). */
-ALWAYS_INLINE void tile(const int MR, int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c, int64_t ldc,
-                        int nleft, const float *ab)
+/* MR rows x 16*NV columns (nleft of them valid) of C; A(i, q) = a[i*sam + q*saq]; ab = {alpha,
+ * beta} through memory (no registers held for them in the loop). NV = 3: 48 columns, MR <= 8;
+ * NV = 4: 64 columns, MR <= 6 (24 accumulators either way). */
+ALWAYS_INLINE void tile(const int NV, const int MR, int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c,
+                        int64_t ldc, int nleft, const float *ab)
 {
-    __m512 acc[8][3];
+    __m512 acc[8][4];
+    __mmask16 m[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) m[v] = fdnn_mask16(nleft - 16 * v);
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = acc[i][2] = _mm512_setzero_ps();
-    const __mmask16 m0 = fdnn_mask16(nleft), m1 = fdnn_mask16(nleft - 16), m2 = fdnn_mask16(nleft - 32);
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();
     for (int q = 0; q < k; q++) {
         const float *bq = b + (int64_t)q * ldb;
-        const __m512 b0 = _mm512_maskz_loadu_ps(m0, bq), b1 = _mm512_maskz_loadu_ps(m1, bq + 16), b2 = _mm512_maskz_loadu_ps(m2, bq + 32);
+        __m512 bv[4];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(m[v], bq + 16 * v);
         const float *aq = a + (int64_t)q * saq;
 #pragma GCC unroll 8
         for (int i = 0; i < MR; i++) {
             const __m512 av = _mm512_set1_ps(aq[(int64_t)i * sam]);
-            acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
-            acc[i][2] = _mm512_fmadd_ps(av, b2, acc[i][2]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
         }
     }
     const __m512 alpha = _mm512_set1_ps(ab[0]);
@@ -41,39 +47,37 @@ ALWAYS_INLINE void tile(const int MR, int k, const float *a, int64_t sam, int64_
 #pragma GCC unroll 8
     for (int i = 0; i < MR; i++) {
         float *ci = c + (int64_t)i * ldc;
-        __m512 r0 = _mm512_mul_ps(alpha, acc[i][0]), r1 = _mm512_mul_ps(alpha, acc[i][1]), r2 = _mm512_mul_ps(alpha, acc[i][2]);
-        if (beta != 0.0f) { /* C is not read when beta == 0 (NaN in C must not leak through 0 * NaN) */
-            const __m512 bt = _mm512_set1_ps(beta);
-            r0 = _mm512_fmadd_ps(bt, _mm512_maskz_loadu_ps(m0, ci), r0);
-            r1 = _mm512_fmadd_ps(bt, _mm512_maskz_loadu_ps(m1, ci + 16), r1);
-            r2 = _mm512_fmadd_ps(bt, _mm512_maskz_loadu_ps(m2, ci + 32), r2);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            __m512 r = _mm512_mul_ps(alpha, acc[i][v]);
+            /* C is not read when beta == 0 (NaN in C must not leak through 0 * NaN) */
+            if (beta != 0.0f) r = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m[v], ci + 16 * v), r);
+            _mm512_mask_storeu_ps(ci + 16 * v, m[v], r);
         }
-        _mm512_mask_storeu_ps(ci, m0, r0);
-        _mm512_mask_storeu_ps(ci + 16, m1, r1);
-        _mm512_mask_storeu_ps(ci + 32, m2, r2);
     }
 }
 
-#define TILE_FN(MR)                                                                                                    \
-    static void tile##MR(int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c, int64_t ldc, int nleft, \
-                         const float *ab)                                                                              \
+#define TILE_FN(NV, MR)                                                                                                \
+    static void tile##NV##_##MR(int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c, int64_t ldc, \
+                                int nleft, const float *ab)                                                            \
     {                                                                                                                  \
-        tile(MR, k, a, sam, saq, b, ldb, c, ldc, nleft, ab);                                                           \
+        tile(NV, MR, k, a, sam, saq, b, ldb, c, ldc, nleft, ab);                                                       \
     }
-TILE_FN(1)
-TILE_FN(2)
-TILE_FN(3)
-TILE_FN(4)
-TILE_FN(5)
-TILE_FN(6)
-TILE_FN(7)
-TILE_FN(8)
+TILE_FN(3, 1) TILE_FN(3, 2) TILE_FN(3, 3) TILE_FN(3, 4) TILE_FN(3, 5) TILE_FN(3, 6) TILE_FN(3, 7) TILE_FN(3, 8)
+TILE_FN(4, 1) TILE_FN(4, 2) TILE_FN(4, 3) TILE_FN(4, 4) TILE_FN(4, 5) TILE_FN(4, 6)
 
 void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                              float beta, float *c, int64_t ldc)
 {
     /* masked loads and stores throughout: one table for whole and partial panels */
-    static const fdnn_panel_tile fns[9] = {NULL, tile1, tile2, tile3, tile4, tile5, tile6, tile7, tile8};
+    static const fdnn_panel_tile fns[9] = {NULL, tile3_1, tile3_2, tile3_3, tile3_4, tile3_5, tile3_6, tile3_7, tile3_8};
     fdnn_sgemm_panel_drive(fns, fns, FDNN_PANEL_NB, FDNN_PANEL_KC, 8, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void fdnn_sgemm_panel64_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                               float beta, float *c, int64_t ldc)
+{
+    static const fdnn_panel_tile fns[7] = {NULL, tile4_1, tile4_2, tile4_3, tile4_4, tile4_5, tile4_6};
+    fdnn_sgemm_panel_drive(fns, fns, FDNN_PANEL64_NB, FDNN_PANEL64_KC, 6, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #endif
