@@ -18,7 +18,7 @@
 /* MR rows x 16*NV columns (nleft of them valid) of C; A(i, q) = a[i*sam + q*saq]; ab = {alpha,
  * beta} through memory (no registers held for them in the loop). NV = 3: 48 columns, MR <= 8;
  * NV = 4: 64 columns, MR <= 6 (24 accumulators either way). */
-ALWAYS_INLINE void tile(const int NV, const int MR, int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c,
+ALWAYS_INLINE void tile(const int NV, const int MR, const int FULL, int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c,
                         int64_t ldc, int nleft, const float *ab)
 {
     __m512 acc[8][4];
@@ -33,7 +33,7 @@ ALWAYS_INLINE void tile(const int NV, const int MR, int k, const float *a, int64
         const float *bq = b + (int64_t)q * ldb;
         __m512 bv[4];
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; v++) bv[v] = _mm512_maskz_loadu_ps(m[v], bq + 16 * v);
+        for (int v = 0; v < NV; v++) bv[v] = FULL ? _mm512_loadu_ps(bq + 16 * v) : _mm512_maskz_loadu_ps(m[v], bq + 16 * v);
         const float *aq = a + (int64_t)q * saq;
 #pragma GCC unroll 8
         for (int i = 0; i < MR; i++) {
@@ -57,11 +57,18 @@ ALWAYS_INLINE void tile(const int NV, const int MR, int k, const float *a, int64
     }
 }
 
+/* FULL: a whole panel, B loaded without masks (the masked loads of the partial tiles ran the
+ * loop measurably slower on Emerald Rapids, see conv_nhwc_avx512.c's weight gradient) */
 #define TILE_FN(NV, MR)                                                                                                \
     static void tile##NV##_##MR(int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c, int64_t ldc, \
                                 int nleft, const float *ab)                                                            \
     {                                                                                                                  \
-        tile(NV, MR, k, a, sam, saq, b, ldb, c, ldc, nleft, ab);                                                       \
+        tile(NV, MR, 0, k, a, sam, saq, b, ldb, c, ldc, nleft, ab);                                                    \
+    }                                                                                                                  \
+    static void full##NV##_##MR(int k, const float *a, int64_t sam, int64_t saq, const float *b, int64_t ldb, float *c, int64_t ldc, \
+                                int nleft, const float *ab)                                                            \
+    {                                                                                                                  \
+        tile(NV, MR, 1, k, a, sam, saq, b, ldb, c, ldc, nleft, ab);                                                    \
     }
 TILE_FN(3, 1) TILE_FN(3, 2) TILE_FN(3, 3) TILE_FN(3, 4) TILE_FN(3, 5) TILE_FN(3, 6) TILE_FN(3, 7) TILE_FN(3, 8)
 TILE_FN(4, 1) TILE_FN(4, 2) TILE_FN(4, 3) TILE_FN(4, 4) TILE_FN(4, 5) TILE_FN(4, 6)
@@ -69,15 +76,16 @@ TILE_FN(4, 1) TILE_FN(4, 2) TILE_FN(4, 3) TILE_FN(4, 4) TILE_FN(4, 5) TILE_FN(4,
 void fdnn_sgemm_panel_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                              float beta, float *c, int64_t ldc)
 {
-    /* masked loads and stores throughout: one table for whole and partial panels */
-    static const fdnn_panel_tile fns[9] = {NULL, tile3_1, tile3_2, tile3_3, tile3_4, tile3_5, tile3_6, tile3_7, tile3_8};
-    fdnn_sgemm_panel_drive(fns, fns, FDNN_PANEL_NB, FDNN_PANEL_KC, 8, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    static const fdnn_panel_tile part[9] = {NULL, tile3_1, tile3_2, tile3_3, tile3_4, tile3_5, tile3_6, tile3_7, tile3_8};
+    static const fdnn_panel_tile full[9] = {NULL, full3_1, full3_2, full3_3, full3_4, full3_5, full3_6, full3_7, full3_8};
+    fdnn_sgemm_panel_drive(full, part, FDNN_PANEL_NB, FDNN_PANEL_KC, 8, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void fdnn_sgemm_panel64_avx512(int ta, int m, int j0, int j1, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                                float beta, float *c, int64_t ldc)
 {
-    static const fdnn_panel_tile fns[7] = {NULL, tile4_1, tile4_2, tile4_3, tile4_4, tile4_5, tile4_6};
-    fdnn_sgemm_panel_drive(fns, fns, FDNN_PANEL64_NB, FDNN_PANEL64_KC, 6, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    static const fdnn_panel_tile part[7] = {NULL, tile4_1, tile4_2, tile4_3, tile4_4, tile4_5, tile4_6};
+    static const fdnn_panel_tile full[7] = {NULL, full4_1, full4_2, full4_3, full4_4, full4_5, full4_6};
+    fdnn_sgemm_panel_drive(full, part, FDNN_PANEL64_NB, FDNN_PANEL64_KC, 6, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #endif
