@@ -944,6 +944,7 @@ int fdt_doctor_main(int argc, char **argv)
         const char *simd = "";
 #endif
         out("\n== CPU GEMM\n  OpenBLAS kernels: %s; CPU: %s\n", core ? core : "(no OpenBLAS in this process)", simd[0] ? simd : "no AVX2");
+        /* the library's own test (fdnn_cpu_blas_core_ok, src/cpu/cpu_features.c, not exported) uses the same list */
         static const char *const good[] = { "Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Excavator" };
         int ok = 0;
         for (size_t i = 0; core && i < sizeof good / sizeof good[0]; i++) ok |= !strcasecmp(core, good[i]);

@@ -35,8 +35,8 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * rn50_1x1_2048_512_7 N=8 fwd 1.64 / 0.84, bwd-data 1.94 / 0.73, N=1 bwd-data 1.71 / 1.15;
      * rn50_3x3_512_512_7 N=1 fwd 1.69 / 1.37, bwd-data 1.86 / 1.35; the backward filters (the
      * columns are input channels) stay GEMM: 1.38 / 1.79 and 1.41 / 3.47. */
-    const int64_t opq_all = (int64_t)p->out[0] * p->out[1] * p->out[2];
-    const int weak_small = fdnn_cpu_blas_weak() && p->dir != FDNN_CONV_BWD_FILTER && opq_all < 2 * 48;
+    const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2]; /* output pixels per image */
+    const int weak_small = fdnn_cpu_blas_weak() && p->dir != FDNN_CONV_BWD_FILTER && opq < 2 * 48;
     if (fdnn_cpu_conv_is_unit(p)) return !weak_small;
     /* NHWC (KRSC filter): the direct AVX-512 kernels, since their 64-channel register tiles, beat
      * OpenBLAS everywhere in bench/layers_cpu.txt. Measured (ms, 2 threads, GEMM -> direct):
@@ -53,7 +53,6 @@ static int prefer_gemm(const fdnn_conv_problem *p)
     if (p->w_nhwc) {
         char why[160];
         int strided_1x1 = p->flt[1] == 1 && p->flt[2] == 1 && p->pad[1] == 0 && p->pad[2] == 0 && (p->stride[1] > 1 || p->stride[2] > 1);
-        const int64_t opq = (int64_t)p->out[0] * p->out[1] * p->out[2];
         if (fdnn_nhwc_direct_applicable(p, why, sizeof why)) {
             /* (with a weak BLAS the strided 1x1 too: N=8 8.85 ms on our GEMM against 7.0 direct,
              * Emerald Rapids) */
@@ -100,14 +99,13 @@ static int prefer_gemm(const fdnn_conv_problem *p)
      * of K and the row-parallel col2im adds its entries cheaply. rn50_conv1_7x7s2 (ms, 2 threads,
      * direct -> GEMM): N=1 2.37-2.48 -> 1.45-1.54, N=8 20.8-21.1 -> 13.0 (oneDNN 1.88 / 14.4). */
     if (p->dir == FDNN_CONV_BWD_DATA && p->c < 16) return 1;
-    int64_t pq = (int64_t)p->out[0] * p->out[1] * p->out[2];
-    if (pq <= 64 && p->n * pq <= 196) return !weak_small;
+    if (opq <= 64 && p->n * opq <= 196) return !weak_small;
     /* with the AVX2 kernels the NCHW backward filter (x and dy transposed to NHWC first) loses
      * to GEMM up to N*P*Q = 784. Zen 3, 2 threads, ratio to oneDNN, best of two interleaved
      * runs, direct -> GEMM: 3x3 256->256 14x14 N=1 1.50 -> 1.00, 3x3 128->128 28x28 0.95 ->
      * 0.84, 3x3 512->512 7x7 1.61 -> 1.46; 3x3 64->64 56x56 (3136) stays direct, 0.59 against 0.88 */
     const fdnn_nhwc_kernels *k = fdnn_nhwc_kernels_get();
-    if (k && k->vec == 8 && p->dir == FDNN_CONV_BWD_FILTER && p->n * pq <= 784) return 1;
+    if (k && k->vec == 8 && p->dir == FDNN_CONV_BWD_FILTER && p->n * opq <= 784) return 1;
     return 0;
 }
 

@@ -110,6 +110,18 @@ void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a);
  * chunk j's sums go to acc + j*9*c, and the caller adds the chunks in order (so the result does
  * not depend on the thread count). */
 void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
+/* For output row `row` (n * p + oh) of the unpadded 3x3 stride-1 weight gradient: x's three input
+ * rows at channel c0 (NULL where the row lies in the padding, ph rows above the image); returns
+ * dy's row at c0. Shared by the AVX-512 and AVX2 kernels. */
+static inline const float *fdnn_dw3_wg_rows(const fdnn_dw_wgrad *a, int64_t row, int ih, int ph, int c0, const float *xr[3])
+{
+    int n = (int)(row / a->p), oh = (int)(row % a->p);
+    for (int r = 0; r < 3; r++) {
+        int y = oh - ph + r;
+        xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+    }
+    return a->dy + n * a->yn + oh * a->yh + c0;
+}
 
 /* The AVX2 + FMA kernels: the same contracts as the AVX-512 ones above */
 void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a);

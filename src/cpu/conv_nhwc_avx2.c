@@ -641,13 +641,8 @@ ALWAYS_INLINE void dw3_wg_rows(const int P, const fdnn_dw_wgrad *a, int ih, int 
     __m256 acc[9];
     for (int i = 0; i < 9; i++) acc[i] = _mm256_setzero_ps();
     for (int64_t row = r0; row < r1; row++) {
-        int n = (int)(row / a->p), oh = (int)(row % a->p);
         const float *xr[3];
-        for (int r = 0; r < 3; r++) {
-            int y = oh - ph + r;
-            xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
-        }
-        const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+        const float *yr = fdnn_dw3_wg_rows(a, row, ih, ph, c0, xr);
         int ow = 0;
         for (; ow < lo; ow++) dw3_wg_pos(1, P, xr, a->xw, ow - pw, iw, vld(P, yr + ow * a->yw, m), acc, m);
         for (; ow + 4 <= hi; ow += 4) dw3_wg_4(P, xr, a->xw, ow - pw, yr + ow * a->yw, a->yw, acc, m);

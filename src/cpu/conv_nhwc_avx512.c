@@ -548,13 +548,8 @@ ALWAYS_INLINE void dw3_wg_block(const fdnn_dw_wgrad *a, int ih, int iw, int ph, 
     __m512 acc[9];
     for (int i = 0; i < 9; i++) acc[i] = _mm512_setzero_ps();
     for (int64_t row = r0; row < r1; row++) {
-        int n = (int)(row / a->p), oh = (int)(row % a->p);
         const float *xr[3];
-        for (int r = 0; r < 3; r++) {
-            int y = oh - ph + r;
-            xr[r] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
-        }
-        const float *yr = a->dy + n * a->yn + oh * a->yh + c0;
+        const float *yr = fdnn_dw3_wg_rows(a, row, ih, ph, c0, xr);
         int ow = 0;
         for (; ow < lo; ow++) dw3_wg_pos(1, xr, a->xw, ow - pw, iw, _mm512_maskz_loadu_ps(m, yr + ow * a->yw), acc, m);
         for (; ow + 8 <= hi; ow += 8) dw3_wg_8(xr, a->xw, ow - pw, yr + ow * a->yw, a->yw, acc, m);

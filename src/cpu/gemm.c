@@ -23,6 +23,10 @@ static inline int fdnn_in_parallel(void)
 #endif
 }
 
+/* threads for an m x n x k product: one when it is small or already inside a parallel region
+ * (images split over threads), else all */
+static inline int gemm_threads(int m, int n, int k) { return (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads(); }
+
 #define GEMM_MB 64
 #define GEMM_NB 128
 #define GEMM_KB 128
@@ -135,7 +139,7 @@ static void blas_single_thread(void)
         blas_single_thread();                                                                                          \
         /* split the larger of m and n into column/row panels, one per thread */                                       \
         /* small, or called from inside a parallel region (images split over threads): one call */                   \
-        int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();                        \
+        int nt = gemm_threads(m, n, k);                                                                                \
         int split_n = n >= m;                                                                                          \
         int len = split_n ? n : m;                                                                                     \
         int chunk = (len + nt - 1) / nt;                                                                               \
@@ -206,6 +210,19 @@ void fdnn_sgemm_panel_drive(const fdnn_panel_tile *full, const fdnn_panel_tile *
 }
 
 typedef void (*panel_fn)(int, int, int, int, int, float, const float *, int64_t, const float *, int64_t, float, float *, int64_t);
+/* Columns of C split over nt threads (at most one a panel) in whole nb-column panels */
+static void panel_columns(panel_fn fn, int nb, int nt, int ta, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b,
+                          int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    const int panels = (n + nb - 1) / nb;
+    if (nt > panels) nt = panels;
+    const int per = (panels + nt - 1) / nt;
+    _Pragma("omp parallel for schedule(static) if (nt > 1)") for (int t = 0; t < nt; t++)
+    {
+        const int j0 = t * per * nb, j1 = (t + 1) * per * nb < n ? (t + 1) * per * nb : n;
+        if (j0 < j1) fn(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+}
 static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                        float *c, int64_t ldc)
 {
@@ -236,15 +253,7 @@ static int panel_sgemm(int ta, int tb, int m, int n, int k, float alpha, const f
      * 3.18 -> 2.96, N=8 25.9 -> 24.0) */
     if (isa == 1 && (k > FDNN_PANEL2_KC || (m > 256 && n > 256))) return 0;
     if (ldb < n || ldc < n || lda < (ta ? m : k)) return 0;
-    const int panels = (n + nb - 1) / nb;
-    int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();
-    if (nt > panels) nt = panels;
-    const int per = (panels + nt - 1) / nt;
-    _Pragma("omp parallel for schedule(static) if (nt > 1)") for (int t = 0; t < nt; t++)
-    {
-        const int j0 = t * per * nb, j1 = (t + 1) * per * nb < n ? (t + 1) * per * nb : n;
-        if (j0 < j1) fn(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
+    panel_columns(fn, nb, gemm_threads(m, n, k), ta, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return 1;
 }
 #endif
@@ -307,11 +316,8 @@ static int panel_sgemm_any(int ta, int tb, int m, int n, int k, float alpha, con
             for (int j = 0; j < n; j++) bt[(int64_t)q * n + j] = b[(int64_t)q * sq + (int64_t)j * sj];
         b = bt, ldb = n;
     }
-    const int panels = (n + nb - 1) / nb;
-    int nt = (double)m * n * k < 262144.0 || fdnn_in_parallel() ? 1 : fdnn_cpu_threads();
-    const int by_rows = nt > 1 && panels < 2 * nt && m >= 2 * mr * nt;
-    if (!by_rows && nt > panels) nt = panels;
-    if (by_rows) {
+    const int panels = (n + nb - 1) / nb, nt = gemm_threads(m, n, k);
+    if (nt > 1 && panels < 2 * nt && m >= 2 * mr * nt) { /* few panels: blocks of rows */
         const int per = (m / nt + mr - 1) / mr * mr;
         _Pragma("omp parallel for schedule(static)") for (int t = 0; t < nt; t++)
         {
@@ -320,12 +326,7 @@ static int panel_sgemm_any(int ta, int tb, int m, int n, int k, float alpha, con
                 fn(ta, i1 - i0, 0, n, k, alpha, ta ? a + i0 : a + (int64_t)i0 * lda, lda, b, ldb, beta, c + (int64_t)i0 * ldc, ldc);
         }
     } else {
-        const int per = (panels + nt - 1) / nt;
-        _Pragma("omp parallel for schedule(static) if (nt > 1)") for (int t = 0; t < nt; t++)
-        {
-            const int j0 = t * per * nb, j1 = (t + 1) * per * nb < n ? (t + 1) * per * nb : n;
-            if (j0 < j1) fn(ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
-        }
+        panel_columns(fn, nb, nt, ta, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
     free(bt);
     return 1;
