@@ -389,8 +389,10 @@ void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int 
  * of one input row is shared by the T output rows of the block, and the output transform
  * (y0 = m0+m1+m2, y1 = m1-m2-m3) is adds, which run beside the FMAs. u holds alpha. */
 ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const float *const *xr, int col0, int iw, int64_t xw, const __m512 *u,
-                             float *const *yr, int64_t yw, int two, float beta, __mmask16 m)
+                             float *const *yr, int64_t yo, int64_t yw, int two, float beta, __mmask16 m)
 {
+    /* element offsets of the pair's four input columns, shared by every row (no per-load multiply) */
+    const int64_t xo[4] = { (int64_t)col0 * xw, (int64_t)col0 * xw + xw, (int64_t)col0 * xw + 2 * xw, (int64_t)col0 * xw + 3 * xw };
     __m512 acc[4][4];
 #pragma GCC unroll 4
     for (int t = 0; t < T; t++)
@@ -402,7 +404,7 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const float *const *x
         __m512 d[4];
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
-            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? _mm512_maskz_loadu_ps(m, xr[i] + (int64_t)(col0 + k) * xw) : _mm512_setzero_ps();
+            d[k] = (!CHECK || (col0 + k >= 0 && col0 + k < iw)) ? _mm512_maskz_loadu_ps(m, xr[i] + xo[k]) : _mm512_setzero_ps();
         __m512 v[4] = { _mm512_sub_ps(d[0], d[2]), _mm512_add_ps(d[1], d[2]), _mm512_sub_ps(d[2], d[1]), _mm512_sub_ps(d[1], d[3]) };
 #pragma GCC unroll 4
         for (int t = 0; t < T; t++) {
@@ -417,11 +419,12 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int CHECK, const float *const *x
     for (int t = 0; t < T; t++) {
         __m512 y0 = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), acc[t][2]);
         __m512 y1 = _mm512_sub_ps(_mm512_sub_ps(acc[t][1], acc[t][2]), acc[t][3]);
-        if (beta != 0) y0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yr[t]), y0);
-        _mm512_mask_storeu_ps(yr[t], m, y0);
+        float *yp = yr[t] + yo;
+        if (beta != 0) y0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), y0);
+        _mm512_mask_storeu_ps(yp, m, y0);
         if (two) {
-            if (beta != 0) y1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yr[t] + yw), y1);
-            _mm512_mask_storeu_ps(yr[t] + yw, m, y1);
+            if (beta != 0) y1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp + yw), y1);
+            _mm512_mask_storeu_ps(yp + yw, m, y1);
         }
     }
 }
@@ -436,20 +439,10 @@ ALWAYS_INLINE void dw3w_rows(const int T, const fdnn_dw_fwd *a, const float *con
     int jhi = iw - 4 + pw >= 0 ? (iw - 4 + pw) / 2 + 1 : 0; /* pairs j < jhi read columns < iw */
     if (jhi > full) jhi = full;
     if (jhi < jlo) jhi = jlo;
-    float *yr[4];
     int j = 0;
-    for (; j < jlo; j++) {
-        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, 1, xr, 2 * j - pw, iw, a->xw, u, yr, a->yw, 2 * j + 1 < q, a->beta, m);
-    }
-    for (; j < jhi; j++) {
-        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, 0, xr, 2 * j - pw, iw, a->xw, u, yr, a->yw, 1, a->beta, m);
-    }
-    for (; j < npairs; j++) {
-        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, 1, xr, 2 * j - pw, iw, a->xw, u, yr, a->yw, 2 * j + 1 < q, a->beta, m);
-    }
+    for (; j < jlo; j++) dw3w_pair(T, 1, xr, 2 * j - pw, iw, a->xw, u, yr0, (int64_t)2 * j * a->yw, a->yw, 2 * j + 1 < q, a->beta, m);
+    for (; j < jhi; j++) dw3w_pair(T, 0, xr, 2 * j - pw, iw, a->xw, u, yr0, (int64_t)2 * j * a->yw, a->yw, 1, a->beta, m);
+    for (; j < npairs; j++) dw3w_pair(T, 1, xr, 2 * j - pw, iw, a->xw, u, yr0, (int64_t)2 * j * a->yw, a->yw, 2 * j + 1 < q, a->beta, m);
 }
 static void dw3w_rows_1(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { if (m == FULL16) dw3w_rows(1, a, xr, yr, iw, pw, u, FULL16); else dw3w_rows(1, a, xr, yr, iw, pw, u, m); }
 static void dw3w_rows_2(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const __m512 *u, __mmask16 m) { if (m == FULL16) dw3w_rows(2, a, xr, yr, iw, pw, u, FULL16); else dw3w_rows(2, a, xr, yr, iw, pw, u, m); }
