@@ -1053,12 +1053,12 @@ __global__ void __launch_bounds__(512, 2) sm_inst_cluster(const T *X, T *Y, SmCl
 
 /* Returns 1 when the cluster kernel was launched (status in *st), 0 when it does not apply
  * (nothing launched). FREEDNN_SOFTMAX_CLUSTER=0 turns it off; 1, 2, 4, 8 or 16 force that
- * cluster size where the share fits (tests, benchmarks). */
+ * cluster size where the share fits (tests, benchmarks; read once per process). */
 template <typename T>
 int inst_cluster(cudnnHandle_t h, const SmGeom &g, int algo, double alpha, double beta, const void *X, void *Y, cudnnStatus_t *st)
 {
     typedef typename Acc<T>::type F;
-    const int want = fdnn_env_int("FREEDNN_SOFTMAX_CLUSTER", -1);
+    static const int want = fdnn_env_int("FREEDNN_SOFTMAX_CLUSTER", -1);
     if (want == 0 || sizeof(T) == 8) return 0;
     const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
     if (!cs || cs->cc < 90 || !cs->prop.clusterLaunch || cs->prop.sharedMemPerBlockOptin < (size_t)SM_CL_MAX + 1024) return 0;
@@ -1244,11 +1244,13 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     typedef typename Acc<T>::type F;
     const unsigned rows = (unsigned)g.groups, C = (unsigned)g.len, S = (unsigned)g.S;
     cudaStream_t st = (cudaStream_t)h->stream;
+    /* FREEDNN_SOFTMAX_SL=8 (read once per process): 8 channel slices at every width (tests) */
+    static const bool wide_slices = fdnn_env_int("FREEDNN_SOFTMAX_SL", 16) != SM_SL;
     if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 (or 16) channel slices per block */
         long long nb = (rows + 31) / 32, cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
         const unsigned grid = (unsigned)(nb < cap ? nb : cap);
         if constexpr (sizeof(T) < 8) /* (DOUBLE would spill) */
-            if (C > 32u * SM_SL && C <= 512u && fdnn_env_int("FREEDNN_SOFTMAX_SL", 16) != SM_SL) {
+            if (C > 32u * SM_SL && C <= 512u && wide_slices) {
                 /* 257..512 channels: 32 slices of 1024 threads, 16 channels a thread in registers */
                 const dim3 blk(32, 32);
                 if (fwd) sm_chan_fwd_slr<T, 16, 32><<<grid, blk, 0, st>>>((const T *)A, (T *)O, rows, C, S, algo, (F)alpha, (F)beta);
@@ -1262,7 +1264,7 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
              * keeps 8, for tests). H200, FLOAT 32x256x56x56, forward 64% -> 78% of the copy
              * bandwidth (8 slices need 128 registers a thread, two blocks per SM; 16 slices with 32
              * registers run four), backward 99% -> 103% */
-            if (C > 16u * SM_SL && fdnn_env_int("FREEDNN_SOFTMAX_SL", 16) != SM_SL) {
+            if (C > 16u * SM_SL && wide_slices) {
                 const dim3 blk(32, 16);
                 if (fwd) sm_chan_fwd_slr<T, 16, 16><<<grid, blk, 0, st>>>(a, o, rows, C, S, algo, (F)alpha, (F)beta);
                 else sm_chan_bwd_slr<T, 16, 16><<<grid, blk, 0, st>>>(a, b, o, rows, C, S, algo, (F)alpha, (F)beta);

@@ -130,7 +130,11 @@ int main(void)
 {
     th_seed(0x50f7);
     cudnnHandle_t h = th_create_handle();
-    for (int t = 0; t < 4; t++)
+    /* a forced-variant run (below): e varies the algorithms and scalars per variant */
+    const char *cv = getenv("FREEDNN_SOFTMAX_CLUSTER");
+    const int clu = cv != NULL, sl8 = getenv("FREEDNN_SOFTMAX_SL") != NULL;
+    const int e = clu ? (atoi(cv) == 0 ? 1 : atoi(cv) == 1 ? 2 : atoi(cv) == 2 ? 3 : 4) : sl8;
+    for (int t = 0; t < 4 && !clu && !sl8; t++)
         for (int a = 0; a < 3; a++)
             for (int m = 0; m < 2; m++)
                 for (int it = 0; it < 4; it++) one_case(h, float_types[t], a, m, it, -1), one_case(h, float_types[t], a, m, it, it % 2);
@@ -140,33 +144,33 @@ int main(void)
     /* (then an INSTANCE row of 4305 elements, not a multiple of the 16-byte vector width, and 5
      * rows of 4320: the GPU's single-kernel pipeline over several rows, see gpu/..._pipe16) */
     static const int big[6][4] = {{2, 3, 40, 35}, {2, 256, 3, 5}, {2, 300, 2, 3}, {2, 100, 37, 1}, {2, 3, 41, 35}, {5, 2, 48, 45}};
-    /* the INSTANCE rows again with the GPU's cluster forward (sm_90) off, and forced to clusters
-     * of 1, 2 and 16 blocks (the CPU backend ignores the variable) */
-    static const char *const clu[5] = {NULL, "0", "1", "2", "16"};
-    for (int e = 0; e < 5; e++)
+    /* The GPU reads FREEDNN_SOFTMAX_CLUSTER and FREEDNN_SOFTMAX_SL once per process, so the
+     * forced variants are separate runs of this program (tests/CMakeLists.txt: gpu/..._cl0,
+     * _cl1, _cl2, _cl16: the INSTANCE rows with the sm_90 cluster forward off or forced to that
+     * many blocks; _sl8: the wide NCHW CHANNEL rows with 8 channel slices); such a run checks only
+     * the rows its variable steers (the CPU backend ignores both). */
+    if (!sl8)
         for (int b = 0; b < 6; b++) {
             const int inst = b == 0 || b >= 4;
-            if (e && !inst) continue;
-            if (clu[e]) setenv("FREEDNN_SOFTMAX_CLUSTER", clu[e], 1);
+            if (clu && !inst) continue;
             g_fix = big[b], g_fnd = b == 3 ? 3 : 4;
             for (int t = 0; t < 4; t++)
                 for (int a = inst ? (t + e) % 3 : 0; a < (inst ? (t + e) % 3 + 1 : 3); a++)
                     one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a + e, (t + a + e) % 2);
-            unsetenv("FREEDNN_SOFTMAX_CLUSTER");
         }
     /* NCHW CHANNEL with 129..256 and 257..512 channels (the GPU keeps them in registers over 16 and
-     * 32 channel slices) again with 8 slices forced (registers up to 256 channels, above that x read
-     * twice; the CPU backend ignores the variable) */
+     * 32 channel slices; with 8 slices, registers up to 256 channels, above that x read twice) */
     static const int wide[3][4] = {{2, 256, 3, 5}, {3, 200, 7, 5}, {2, 400, 3, 7}};
-    static const char *const sl[2] = {NULL, "8"};
-    for (int e = 0; e < 2; e++)
+    if (!clu)
         for (int b = 0; b < 3; b++) {
-            if (sl[e]) setenv("FREEDNN_SOFTMAX_SL", sl[e], 1);
             g_fix = wide[b], g_fnd = 4;
             for (int t = 0; t < 4; t++)
                 for (int a = 0; a < 3; a++) one_case(h, float_types[t], a, 1, t + a + e, OL_NCHW);
-            unsetenv("FREEDNN_SOFTMAX_SL");
         }
+    if (clu || sl8) {
+        cudnnDestroy(h);
+        return th_finish();
+    }
     g_fix = NULL;
     for (int a = 0; a < 3; a++)
         for (int m = 0; m < 2; m++) grad_check(h, a, m);
