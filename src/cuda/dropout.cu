@@ -177,6 +177,15 @@ __global__ void __launch_bounds__(256) dropout_nhwc_kernel(const T *in, T *out, 
     const unsigned w0 = wt * 32, c0 = ct * 32;
     const unsigned wn = W - w0 < 32 ? W - w0 : 32; /* a multiple of 4 (W and w0 are) */
     const unsigned t = threadIdx.x;
+    /* phase 2's loads first, so that they are in flight while phase 1 runs Philox (or loads the
+     * mask) */
+    const unsigned cl2 = t & 31, wg2 = t >> 5, c2 = c0 + cl2;
+    const bool mine = c2 < C && 4 * wg2 < wn; /* wn is a multiple of 4: the group is whole */
+    const unsigned base = ((n * H + h) * W + w0 + 4 * wg2) * C + c2;
+    T v[4];
+    if (mine)
+#pragma unroll
+        for (int j = 0; j < 4; j++) v[j] = in[base + j * C];
     {
         const unsigned cl = t >> 3, wg = t & 7, c = c0 + cl;
         if (c < C && 4 * wg < wn) {
@@ -194,13 +203,8 @@ __global__ void __launch_bounds__(256) dropout_nhwc_kernel(const T *in, T *out, 
         }
     }
     __syncthreads();
-    const unsigned cl = t & 31, wg = t >> 5, c = c0 + cl;
-    if (c >= C || 4 * wg >= wn) return; /* wn is a multiple of 4: the group is whole */
-    const unsigned base = ((n * H + h) * W + w0 + 4 * wg) * C + c;
-    const unsigned bits = kb[cl][wg];
-    T v[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) v[j] = in[base + j * C];
+    if (!mine) return;
+    const unsigned bits = kb[cl2][wg2];
 #pragma unroll
     for (int j = 0; j < 4; j++) out[base + j * C] = scaled(v[j], (bits >> j) & 1, scale);
 }

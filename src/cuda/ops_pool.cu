@@ -837,6 +837,21 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw_x2(P2 g, const T *
     }
 }
 
+/* The 2x2 / stride 2 NCHW pair kernels' x block: output pair k (oh; 2u, 2u+1) reads x rows 2oh,
+ * 2oh+1 at columns 4u .. 4u+3 as two quads, converted into c[row][column]; returns the block's
+ * first x index (the dx block of the backward has the same index). */
+template <typename T, typename F>
+__device__ __forceinline__ size_t k2s2_block(const P2 &g, fdnn_ewd::FDiv fU, const T *X, unsigned k, F (&c)[2][4])
+{
+    unsigned u, oh, plane;
+    p2_plane_decode(fU, g.fOH, k, u, oh, plane);
+    const size_t xo = ((size_t)plane * g.H + 2u * oh) * g.W + 4u * u;
+    const PoolQuad<T> q0 = *reinterpret_cast<const PoolQuad<T> *>(X + xo), q1 = *reinterpret_cast<const PoolQuad<T> *>(X + xo + g.W);
+    c[0][0] = fdnn_ewd::to_a(q0.a), c[0][1] = fdnn_ewd::to_a(q0.b), c[0][2] = fdnn_ewd::to_a(q0.c), c[0][3] = fdnn_ewd::to_a(q0.d);
+    c[1][0] = fdnn_ewd::to_a(q1.a), c[1][1] = fdnn_ewd::to_a(q1.b), c[1][2] = fdnn_ewd::to_a(q1.c), c[1][3] = fdnn_ewd::to_a(q1.d);
+    return xo;
+}
+
 /* Forward of the 2x2 / stride 2 / no-padding window on packed NCHW with H = 2*OH, W = 2*OW and
  * W % 4 == 0: one thread per output pair (oh; 2u, 2u+1), reading x rows 2oh, 2oh+1 at columns
  * 4u .. 4u+3 as two quads and writing the pair (pool2d_fwd_fast reads pairs and writes single
@@ -848,12 +863,8 @@ __global__ void __launch_bounds__(256) pool2d_fwd_k2s2_nchw_x2(P2 g, const T *X,
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < units; k += gridDim.x * blockDim.x) {
-        unsigned u, oh, plane;
-        p2_plane_decode(fU, g.fOH, k, u, oh, plane);
-        const size_t xo = ((size_t)plane * g.H + 2u * oh) * g.W + 4u * u;
-        const PoolQuad<T> q0 = *reinterpret_cast<const PoolQuad<T> *>(X + xo), q1 = *reinterpret_cast<const PoolQuad<T> *>(X + xo + g.W);
-        const F c[2][4] = {{fdnn_ewd::to_a(q0.a), fdnn_ewd::to_a(q0.b), fdnn_ewd::to_a(q0.c), fdnn_ewd::to_a(q0.d)},
-                           {fdnn_ewd::to_a(q1.a), fdnn_ewd::to_a(q1.b), fdnn_ewd::to_a(q1.c), fdnn_ewd::to_a(q1.d)}};
+        F c[2][4];
+        k2s2_block(g, fU, X, k, c);
         F r[2];
 #pragma unroll
         for (int w = 0; w < 2; w++) {
@@ -889,13 +900,9 @@ __global__ void __launch_bounds__(256) pool2d_maxbwd_k2s2_nchw_x2(P2 g, const T 
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < units; k += gridDim.x * blockDim.x) {
-        unsigned u, oh, plane;
-        p2_plane_decode(fU, g.fOH, k, u, oh, plane);
-        const size_t xo = ((size_t)plane * g.H + 2u * oh) * g.W + 4u * u;
-        const PoolQuad<T> q0 = *reinterpret_cast<const PoolQuad<T> *>(X + xo), q1 = *reinterpret_cast<const PoolQuad<T> *>(X + xo + g.W);
+        F c[2][4];
+        const size_t xo = k2s2_block(g, fU, X, k, c);
         const PoolPair<T> dp = *reinterpret_cast<const PoolPair<T> *>(DY + (size_t)k * 2);
-        const F c[2][4] = {{fdnn_ewd::to_a(q0.a), fdnn_ewd::to_a(q0.b), fdnn_ewd::to_a(q0.c), fdnn_ewd::to_a(q0.d)},
-                           {fdnn_ewd::to_a(q1.a), fdnn_ewd::to_a(q1.b), fdnn_ewd::to_a(q1.c), fdnn_ewd::to_a(q1.d)}};
         const F d[2] = {fdnn_ewd::to_a(dp.a), fdnn_ewd::to_a(dp.b)};
         F o[2][4];
 #pragma unroll
