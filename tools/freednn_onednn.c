@@ -143,20 +143,28 @@ out:
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define PEAK_ITERS 4000000L
-/* 12 independent chains of 16-lane FMAs: enough to cover latency x throughput of two pipes */
-#define FMA12(F, T)                                                                                   \
-    for (long it = 0; it < PEAK_ITERS; it++) {                                                        \
-        a0 = F(a0, m, b); a1 = F(a1, m, b); a2 = F(a2, m, b); a3 = F(a3, m, b); a4 = F(a4, m, b);      \
-        a5 = F(a5, m, b); a6 = F(a6, m, b); a7 = F(a7, m, b); a8 = F(a8, m, b); a9 = F(a9, m, b);      \
-        a10 = F(a10, m, b); a11 = F(a11, m, b);                                                       \
-        __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));             \
-    }
+/* 12 independent chains of 16-lane (8-lane) FMAs a_i = a_i * m + b: enough to cover latency x
+ * throughput of two pipes. The FMAs are written in one asm statement so that the compiler
+ * issues exactly twelve per iteration. With intrinsics and equal starting values it used to
+ * merge the chains it could see through (six were pinned by an empty asm, the other six
+ * computed the same values): the loop ran 7 FMAs while 12 were counted, which read 1.5 times
+ * the real rate on 4-cycle-latency cores (513 instead of about 350 GFLOP/s on 2 Emerald
+ * Rapids vCPUs; docs/performance.md, twentieth session). */
+#define FMA12_ASM(I)                                                                                       \
+    __asm__ volatile(I " %[m], %[b], %[a0]\n\t" I " %[m], %[b], %[a1]\n\t" I " %[m], %[b], %[a2]\n\t"     \
+                     I " %[m], %[b], %[a3]\n\t" I " %[m], %[b], %[a4]\n\t" I " %[m], %[b], %[a5]\n\t"     \
+                     I " %[m], %[b], %[a6]\n\t" I " %[m], %[b], %[a7]\n\t" I " %[m], %[b], %[a8]\n\t"     \
+                     I " %[m], %[b], %[a9]\n\t" I " %[m], %[b], %[a10]\n\t" I " %[m], %[b], %[a11]"         \
+                     : [a0] "+v"(a0), [a1] "+v"(a1), [a2] "+v"(a2), [a3] "+v"(a3), [a4] "+v"(a4),             \
+                       [a5] "+v"(a5), [a6] "+v"(a6), [a7] "+v"(a7), [a8] "+v"(a8), [a9] "+v"(a9),             \
+                       [a10] "+v"(a10), [a11] "+v"(a11)                                                      \
+                     : [m] "v"(m), [b] "v"(b))
 __attribute__((target("avx512f"))) static float fma512(float seed)
 {
-    __m512 m = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+    const __m512 m = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
     __m512 a0 = _mm512_set1_ps(seed), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0, a10 = a0,
            a11 = a0;
-    FMA12(_mm512_fmadd_ps, __m512)
+    for (long it = 0; it < PEAK_ITERS; it++) FMA12_ASM("vfmadd132ps");
     __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                              _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
     s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
@@ -164,10 +172,10 @@ __attribute__((target("avx512f"))) static float fma512(float seed)
 }
 __attribute__((target("avx2,fma"))) static float fma256(float seed)
 {
-    __m256 m = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    const __m256 m = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
     __m256 a0 = _mm256_set1_ps(seed), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0, a10 = a0,
            a11 = a0;
-    FMA12(_mm256_fmadd_ps, __m256)
+    for (long it = 0; it < PEAK_ITERS; it++) FMA12_ASM("vfmadd132ps");
     __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
                              _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
     s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
@@ -230,9 +238,10 @@ double fdt_fma_peak(int nthreads, const char **isa)
 }
 
 /* A GEMM inner loop with its operands in L1: a 48x8 register tile (3 vector loads and 8
- * broadcasts per 24 FMAs), K = 64 (a 12 KiB panel), run as long as the FMA loop. On the 2-vCPU
- * Zen 5 development machine every such tile (64x6, 32x12, 48x8) ran at about 57% of the
- * register-only loop, which is the practical ceiling of a convolution's inner loop there. */
+ * broadcasts per 24 FMAs), K = 64 (a 12 KiB panel), run as long as the FMA loop: the practical
+ * ceiling of a convolution's inner loop. Against the corrected register-only loop it runs at
+ * 97-98% on 2 Emerald Rapids vCPUs (the 54-67% read in earlier sessions was against the
+ * overstated peak above). */
 #define L1_K 64
 #define L1_REPS (PEAK_ITERS * 12 / (24 * L1_K))
 __attribute__((target("avx512f"))) static float tile512(const float *A, const float *B)
