@@ -3,7 +3,10 @@
  * 2-D, groups == 1, any stride / padding / dilation, any x/y/w strides (NHWC runs in place;
  * other layouts are transposed through the workspace). Per call it
  *   1. packs the filter into wp[co/32][r][s][ci][32] (flipped / transposed as the direction
- *      needs) inside the workspace; nothing is cached between calls;
+ *      needs) inside the workspace; nothing is cached between calls. Where the kernel can
+ *      (K->fwd_packs: the AVX-512 one), it packs per 32-channel block itself, each thread
+ *      the blocks it is about to use, into its own slot of the workspace (pack_block), so
+ *      the packing is spread over the threads and the block is still in cache when used;
  *   2. copies the input activations into a zero-padded NHWC buffer unless they are already
  *      channel-innermost and the padding is 0;
  *   3. runs the kernel straight into y (vector stores when y is channel-innermost, else
@@ -76,13 +79,13 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
 
 #ifdef FDNN_HAVE_AVX512
 static const fdnn_nhwc_kernels k_avx512 = {
-    "AVX-512", 16, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
+    "AVX-512", 16, 1, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
     fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1, fdnn_avx512_widen16, fdnn_avx512_narrow16,
 };
 #endif
 #ifdef FDNN_HAVE_AVX2
 static const fdnn_nhwc_kernels k_avx2 = {
-    "AVX2", 8, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
+    "AVX2", 8, 0, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
     fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1, fdnn_avx2_widen16, fdnn_avx2_narrow16,
 };
 #endif
@@ -246,18 +249,70 @@ void fdnn_nhwc_spread_copy(const float *src, const int64_t *s, int nb, int ch, i
 
 /* wp[co/32][r][s][ci][32]: for the forward direction w(k=co, c=ci, tap), for backward data
  * w(k=ci, c=co, flipped tap); zero for channels beyond co. This runs on every call and moves
- * R*S*C*K floats (9.4 MB at 512->512 3x3), so it keeps both sides streaming: where the kernel's
- * output channels are contiguous in w (backward data with a KRSC filter) tiles of 16 w rows are
- * copied 32 channels at a time into contiguous destination runs; otherwise each of the 32
- * filter rows of a block is read along its input channels. (Reading w with one 128-byte piece per 4 KiB
- * page, as an earlier version of the backward-data pack did, made it latency- and TLB-bound:
- * 4-15 ms for that layer depending on what else had run, against 2-3 ms for its forward.) */
-static void pack_filter(const fdnn_nhwc_kernels *K, const fdnn_conv_problem *p, const geo *g, const float *w, float *wp)
+ * R*S*C*K floats (9.4 MB at 512->512 3x3). The AVX-512 kernel asks for it block by block
+ * (pack_block: each thread packs the blocks it runs right before running them, when the packed
+ * filter does not fit in L2) or whole (pack_filter, below: kb = -1); the AVX2 kernel gets it
+ * whole. */
+typedef struct pack_job {
+    const fdnn_nhwc_kernels *K;
+    const fdnn_conv_problem *p;
+    const geo *g;
+    const float *w;
+} pack_job;
+
+/* w strides along the kernel's ci / co; same: w tap (r, s) at kernel tap (r, s) */
+static void pack_strides(const pack_job *j, int64_t *sci, int64_t *sco, int *same)
 {
+    int bwd = j->p->dir == FDNN_CONV_BWD_DATA;
+    *same = j->p->cross_correlation ^ bwd;
+    *sci = bwd ? j->p->ws[0] : j->p->ws[1];
+    *sco = bwd ? j->p->ws[1] : j->p->ws[0];
+}
+
+/* block kb, tap (r, s) into d ([ci][32]) for w with sco != 1 */
+static void pack_tap(const pack_job *j, int kb, int r, int s, float *d)
+{
+    const geo *g = j->g;
+    const int64_t *ws = j->p->ws;
+    int64_t sci, sco;
+    int same;
+    pack_strides(j, &sci, &sco, &same);
+    int rr = same ? r : g->R - 1 - r, ss = same ? s : g->S - 1 - s, ci = g->ci;
+    int nj = g->co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? g->co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
+    const float *src = j->w + (int64_t)kb * FDNN_NHWC_KB * sco + rr * ws[3] + ss * ws[4];
+    if (sci == 1) {   /* KRSC forward: rows contiguous along c, transposed in registers */
+        j->K->pack_rows(src, sco, nj, ci, d);
+        return;
+    }
+    /* 16 x 32 tiles: the tile's reads (32 row pieces) and writes stay in L1 */
+    for (int c0 = 0; c0 < ci; c0 += 16) {
+        int c1 = c0 + 16 < ci ? c0 + 16 : ci;
+        for (int jj = 0; jj < nj; jj++)
+            for (int c = c0; c < c1; c++) d[(int64_t)c * FDNN_NHWC_KB + jj] = src[jj * sco + c * sci];
+        for (int c = c0; c < c1; c++)
+            for (int jj = nj; jj < FDNN_NHWC_KB; jj++) d[(int64_t)c * FDNN_NHWC_KB + jj] = 0;
+    }
+}
+
+/* 32-channel piece of w at src (n valid floats) into d, zero-filled to 32 */
+static inline void pack_piece(const float *src, int n, float *d)
+{
+    if (n == FDNN_NHWC_KB) {
+        memcpy(d, src, sizeof(float) * FDNN_NHWC_KB);
+    } else {
+        memcpy(d, src, sizeof(float) * (size_t)n);
+        memset(d + n, 0, sizeof(float) * (size_t)(FDNN_NHWC_KB - n));
+    }
+}
+
+static void pack_filter(const pack_job *j, float *wp)
+{
+    const geo *g = j->g;
+    const int64_t *ws = j->p->ws;
     int nkb = (g->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB, R = g->R, S = g->S, ci = g->ci, co = g->co;
-    int bwd = p->dir == FDNN_CONV_BWD_DATA, same = p->cross_correlation ^ bwd;   /* same: w tap (r, s) at kernel tap (r, s) */
-    const int64_t *ws = p->ws;
-    int64_t sci = bwd ? ws[0] : ws[1], sco = bwd ? ws[1] : ws[0];   /* w strides along the kernel's ci / co */
+    int64_t sci, sco;
+    int same;
+    pack_strides(j, &sci, &sco, &same);
     if (sco == 1) {
         /* tiles of PACK_ROWS kernel input channels (w rows, R*S*co floats each, 295 KB for 16
          * rows at 512->512 3x3: they stay in L2 while the tile is copied): for each destination
@@ -266,6 +321,7 @@ static void pack_filter(const fdnn_nhwc_kernels *K, const fdnn_conv_problem *p, 
          * the 2.4 ms backward data of 512->512 7x7 at N=1; the forward took 1.2 ms in all). */
         enum { PACK_ROWS = 16 };
         const int ntile = (ci + PACK_ROWS - 1) / PACK_ROWS;
+        const float *w = j->w;
 #pragma omp parallel for schedule(static)
         for (int t = 0; t < ntile; t++) {
             const int c0 = t * PACK_ROWS, c1 = c0 + PACK_ROWS < ci ? c0 + PACK_ROWS : ci;
@@ -276,14 +332,7 @@ static void pack_filter(const fdnn_nhwc_kernels *K, const fdnn_conv_problem *p, 
                         const float *src = w + c0 * sci + rr * ws[3] + ss * ws[4] + (int64_t)kb * FDNN_NHWC_KB;
                         float *d = wp + ((((int64_t)kb * R + r) * S + s) * ci + c0) * FDNN_NHWC_KB;
                         int n = co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
-                        for (int c = c0; c < c1; c++, src += sci, d += FDNN_NHWC_KB) {
-                            if (n == FDNN_NHWC_KB) {
-                                memcpy(d, src, sizeof(float) * FDNN_NHWC_KB);
-                            } else {
-                                memcpy(d, src, sizeof(float) * (size_t)n);
-                                memset(d + n, 0, sizeof(float) * (size_t)(FDNN_NHWC_KB - n));
-                            }
-                        }
+                        for (int c = c0; c < c1; c++, src += sci, d += FDNN_NHWC_KB) pack_piece(src, n, d);
                     }
                 }
         }
@@ -292,24 +341,37 @@ static void pack_filter(const fdnn_nhwc_kernels *K, const fdnn_conv_problem *p, 
 #pragma omp parallel for collapse(3) schedule(static)
     for (int kb = 0; kb < nkb; kb++)
         for (int r = 0; r < R; r++)
-            for (int s = 0; s < S; s++) {
-                int rr = same ? r : R - 1 - r, ss = same ? s : S - 1 - s;
-                float *d = wp + (((int64_t)kb * R + r) * S + s) * ci * FDNN_NHWC_KB;
-                int nj = co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
-                const float *src = w + (int64_t)kb * FDNN_NHWC_KB * sco + rr * ws[3] + ss * ws[4];
-                if (sci == 1) {   /* KRSC forward: rows contiguous along c, transposed in registers */
-                    K->pack_rows(src, sco, nj, ci, d);
-                    continue;
+            for (int s = 0; s < S; s++) pack_tap(j, kb, r, s, wp + (((int64_t)kb * R + r) * S + s) * ci * FDNN_NHWC_KB);
+}
+
+/* fdnn_nhwc_fwd.pack: block kb into d ([r][s][ci][32]), or with kb = -1 the whole filter
+ * (pack_filter, threads of its own) */
+static void pack_block(const void *ctx, int kb, float *d)
+{
+    const pack_job *j = ctx;
+    if (kb < 0) {
+        pack_filter(j, d);
+        return;
+    }
+    const geo *g = j->g;
+    const int64_t *ws = j->p->ws;
+    int R = g->R, S = g->S, ci = g->ci;
+    int64_t sci, sco;
+    int same;
+    pack_strides(j, &sci, &sco, &same);
+    if (sco == 1) {   /* along each kernel input channel's w row: R*S pieces of 32 floats */
+        int n = g->co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? g->co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
+        const float *w = j->w + (int64_t)kb * FDNN_NHWC_KB;
+        for (int c = 0; c < ci; c++)
+            for (int r = 0; r < R; r++)
+                for (int s = 0; s < S; s++) {
+                    int rr = same ? r : R - 1 - r, ss = same ? s : S - 1 - s;
+                    pack_piece(w + c * sci + rr * ws[3] + ss * ws[4], n, d + (((int64_t)r * S + s) * ci + c) * FDNN_NHWC_KB);
                 }
-                /* 16 x 32 tiles: the tile's reads (32 row pieces) and writes stay in L1 */
-                for (int c0 = 0; c0 < ci; c0 += 16) {
-                    int c1 = c0 + 16 < ci ? c0 + 16 : ci;
-                    for (int j = 0; j < nj; j++)
-                        for (int c = c0; c < c1; c++) d[(int64_t)c * FDNN_NHWC_KB + j] = src[j * sco + c * sci];
-                    for (int c = c0; c < c1; c++)
-                        for (int j = nj; j < FDNN_NHWC_KB; j++) d[(int64_t)c * FDNN_NHWC_KB + j] = 0;
-                }
-            }
+        return;
+    }
+    for (int r = 0; r < R; r++)
+        for (int s = 0; s < S; s++) pack_tap(j, kb, r, s, d + ((int64_t)r * S + s) * ci * FDNN_NHWC_KB);
 }
 
 /* Backward-data gather table of one spatial dim (extent X, filter T, output extent O): for each
@@ -471,9 +533,17 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
     }
     const float *in = p->dir == FDNN_CONV_BWD_DATA ? a->y : a->x;
     float *wp = take(&cur, (size_t)(g.co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB * FDNN_NHWC_KB * g.R * g.S * g.ci);
-    pack_filter(K, p, &g, a->w, wp);
+    const pack_job job = { K, p, &g, a->w };
     fdnn_nhwc_fwd k = { .n = g.nb, .ci = g.ci, .co = g.co, .p = g.oh, .q = g.ow, .r = g.R, .s = g.S, .sh = g.sh, .sw = g.sw,
-                        .dh = g.dh, .dw = g.dw, .wp = wp, .alpha = (float)a->alpha, .beta = (float)a->beta };
+                        .dh = g.dh, .dw = g.dw, .alpha = (float)a->alpha, .beta = (float)a->beta };
+    if (K->fwd_packs) {
+        k.pack = pack_block;
+        k.pack_ctx = &job;
+        k.wbuf = wp;
+    } else {
+        pack_filter(&job, wp);
+        k.wp = wp;
+    }
     if (g.copy_in) {
         float *xp = take(&cur, (size_t)g.nb * Hp * Wp * g.ci);
         fdnn_nhwc_spread_copy(in, g.is, g.nb, g.ci, g.ih, g.iw, g.ph, g.pw, Hp, Wp, g.ish, g.isw, xp);

@@ -36,6 +36,15 @@ typedef struct fdnn_nhwc_fwd {
     int64_t yn, yh, yw, yc;
     const float *wp;
     float alpha, beta;
+    /* Optional (AVX-512 only; NULL for the AVX2 kernel, which needs wp packed): pack filter
+     * block kb (FDNN_NHWC_KB output channels, every tap) into dst, laid out as one block of wp.
+     * When set, wp is unused and wbuf is workspace of the whole packed size: the kernel packs
+     * every block into it first where the packed filter fits in L2, else each thread packs the
+     * blocks it runs into a slot of wbuf of its own right before running them, so they are read
+     * from L2 and the packed filter never travels to L3 and back. */
+    void (*pack)(const void *ctx, int kb, float *dst);
+    const void *pack_ctx;
+    float *wbuf;
 } fdnn_nhwc_fwd;
 void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a);
 
@@ -137,6 +146,7 @@ void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, in
 typedef struct fdnn_nhwc_kernels {
     const char *isa;   /* "AVX-512" or "AVX2" */
     int vec;           /* floats per vector: 16 or 8 */
+    int fwd_packs;     /* fwd packs the filter itself through fdnn_nhwc_fwd.pack */
     void (*fwd)(const fdnn_nhwc_fwd *a);
     void (*wgrad)(const fdnn_nhwc_wgrad *a);
     void (*pack_rows)(const float *src, int64_t sco, int nj, int ci, float *d);

@@ -14,6 +14,9 @@
 #include "conv_nhwc.h"
 #ifdef __AVX512F__
 #include <immintrin.h>
+#ifdef FDNN_HAVE_OPENMP
+#include <omp.h>
+#endif
 
 #include "simd_util.h"
 
@@ -95,47 +98,105 @@ static const fwd_fn fwd_tiles[3][9] = {
     { NULL, fwd_tile_2_2_1, fwd_tile_2_2_2, fwd_tile_2_2_3, fwd_tile_2_2_4, fwd_tile_2_2_5, fwd_tile_2_2_6, fwd_tile_2_2_7, NULL },
 };
 
-void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
+/* The blocking of one forward call: tasks of (channel-block group tb, image n, output row pair
+ * or row oh), ordered channel groups innermost or outermost */
+typedef struct fwd_plan {
+    int nkb, wide, bpt, ntb, rstep, np, kb_inner;
+    int64_t wblk, tasks;
+} fwd_plan;
+
+static void fwd_plan_make(const fdnn_nhwc_fwd *a, fwd_plan *f)
 {
-    int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
-    int64_t wblk = (int64_t)a->r * a->s * a->ci * FDNN_NHWC_KB;
+    f->nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
+    f->wblk = (int64_t)a->r * a->s * a->ci * FDNN_NHWC_KB;
     /* pairs of 32-channel blocks (64 x 5 tiles; a lone last block runs 32 x 8) where two filter
      * blocks fit in L2 with room to spare. Measured (1 thread, ms, 32 -> 64 wide): 1x1 64->64
      * 56x56 N=8 2.40 -> 1.95, 1x1 64->256 N=8 10.9 -> 9.8, conv1 N=8 20.8 -> 18.7, 3x3 128 28x28
      * and 256 14x14 even; 3x3 512 7x7 (2 x 590 KB of filter) 2.60 -> 3.39, so that one stays narrow */
-    int wide = a->co >= 48 && 2 * wblk * (int64_t)sizeof(float) <= 600 * 1024, bpt = wide ? 2 : 1, ntb = (nkb + bpt - 1) / bpt;
+    f->wide = a->co >= 48 && 2 * f->wblk * (int64_t)sizeof(float) <= 600 * 1024;
+    f->bpt = f->wide ? 2 : 1;
+    f->ntb = (f->nkb + f->bpt - 1) / f->bpt;
     /* rows of at most 7 positions on 32-channel blocks: two rows per register tile */
-    int pair = !wide && a->q <= 7 && a->p >= 2, rstep = pair ? 2 : 1, np = (a->p + rstep - 1) / rstep;
-    int64_t tasks = (int64_t)ntb * a->n * np;
+    int pair = !f->wide && a->q <= 7 && a->p >= 2;
+    f->rstep = pair ? 2 : 1;
+    f->np = (a->p + f->rstep - 1) / f->rstep;
+    f->tasks = (int64_t)f->ntb * a->n * f->np;
     /* the whole packed filter fits in L2: channel blocks innermost (each input row is read
      * once); else channel blocks outermost (each filter block is read once) */
-    int kb_inner = (double)wblk * nkb * sizeof(float) <= 768.0 * 1024;
+    f->kb_inner = (double)f->wblk * f->nkb * sizeof(float) <= 768.0 * 1024;
+}
+
+/* Task t of the plan with the filter blocks of its channel group at wg */
+static void fwd_task(const fdnn_nhwc_fwd *a, const fwd_plan *f, int64_t t, const float *wg, const float *ab)
+{
+    int oh, n, tb;
+    if (f->kb_inner) {
+        tb = (int)(t % f->ntb); oh = (int)((t / f->ntb) % f->np); n = (int)(t / ((int64_t)f->ntb * f->np));
+    } else {
+        oh = (int)(t % f->np); n = (int)((t / f->np) % a->n); tb = (int)(t / ((int64_t)f->np * a->n));
+    }
+    oh *= f->rstep;
+    int kb = tb * f->bpt, nv = kb + 1 < f->nkb && f->wide ? 4 : 2, tw = nv == 4 ? 6 : 8;   /* widest tile of each table row */
+    int rows = oh + f->rstep <= a->p ? f->rstep : 1;
+    int left = a->co - kb * FDNN_NHWC_KB, lim = nv * 16;
+    const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
+    float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)kb * FDNN_NHWC_KB * a->yc;
+    int64_t xs = (int64_t)a->sw * a->xw, xrow = (int64_t)a->sh * a->xh;
+    /* the row in ceil(q / tw) tiles of near-equal width (64 x 6 and 64 x 5 rather than a
+     * row of 64 x 4 where 4 divides q: fewer loads per FMA) */
+    int nt = (a->q + tw - 1) / tw, base = a->q / nt, extra = a->q % nt;
+    for (int ti = 0, ow = 0; ti < nt; ti++) {
+        int cnt = base + (ti < extra);
+        fwd_tiles[rows == 2 ? 2 : nv == 4][cnt](xr + ow * xs, xs, xrow, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wg, f->wblk,
+                                                yr + ow * a->yw, a->yw, a->yh, a->yc, left < lim ? left : lim, ab);
+        ow += cnt;
+    }
+}
+
+void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a)
+{
+    fwd_plan f;
+    fwd_plan_make(a, &f);
     const float ab[2] = { a->alpha, a->beta };
+    const float *wp = a->wp;
+    if (a->pack) {
+        int nth = 1;
+#ifdef FDNN_HAVE_OPENMP
+        nth = omp_get_max_threads();
+#endif
+        /* Packed filter beyond L2 (channel groups outermost): each thread packs the blocks of
+         * the groups it runs into its own slot of wbuf as it reaches them and reads them back
+         * from L2; the whole packed filter used to go out to L3 and come back (3x3 512->512 7x7,
+         * N=1: the pack took 37% of the call). Needs a slot of bpt blocks per thread. */
+        if (!f.kb_inner && (int64_t)nth * f.bpt <= f.nkb) {
+#pragma omp parallel num_threads(nth)
+            {
+                int tid = 0;
+#ifdef FDNN_HAVE_OPENMP
+                tid = omp_get_thread_num();
+#endif
+                float *slot = a->wbuf + (int64_t)tid * f.bpt * f.wblk;
+                int64_t have = -1;
+#pragma omp for schedule(static)
+                for (int64_t t = 0; t < f.tasks; t++) {
+                    int64_t tb = t / ((int64_t)f.np * a->n);
+                    if (tb != have) {
+                        for (int b = 0; b < f.bpt && tb * f.bpt + b < f.nkb; b++)
+                            a->pack(a->pack_ctx, (int)(tb * f.bpt + b), slot + b * f.wblk);
+                        have = tb;
+                    }
+                    fwd_task(a, &f, t, slot, ab);
+                }
+            }
+            return;
+        }
+        a->pack(a->pack_ctx, -1, a->wbuf);
+        wp = a->wbuf;
+    }
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; t++) {
-        int oh, n, tb;
-        if (kb_inner) {
-            tb = (int)(t % ntb); oh = (int)((t / ntb) % np); n = (int)(t / ((int64_t)ntb * np));
-        } else {
-            oh = (int)(t % np); n = (int)((t / np) % a->n); tb = (int)(t / ((int64_t)np * a->n));
-        }
-        oh *= rstep;
-        int kb = tb * bpt, nv = kb + 1 < nkb && wide ? 4 : 2, tw = nv == 4 ? 6 : 8;   /* widest tile of each table row */
-        int rows = oh + rstep <= a->p ? rstep : 1;
-        int left = a->co - kb * FDNN_NHWC_KB, lim = nv * 16;
-        const float *xr = a->x + n * a->xn + (int64_t)oh * a->sh * a->xh;
-        float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)kb * FDNN_NHWC_KB * a->yc;
-        const float *wp = a->wp + kb * wblk;
-        int64_t xs = (int64_t)a->sw * a->xw, xrow = (int64_t)a->sh * a->xh;
-        /* the row in ceil(q / tw) tiles of near-equal width (64 x 6 and 64 x 5 rather than a
-         * row of 64 x 4 where 4 divides q: fewer loads per FMA) */
-        int nt = (a->q + tw - 1) / tw, base = a->q / nt, extra = a->q % nt;
-        for (int ti = 0, ow = 0; ti < nt; ti++) {
-            int cnt = base + (ti < extra);
-            fwd_tiles[rows == 2 ? 2 : nv == 4][cnt](xr + ow * xs, xs, xrow, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, wblk,
-                                                    yr + ow * a->yw, a->yw, a->yh, a->yc, left < lim ? left : lim, ab);
-            ow += cnt;
-        }
+    for (int64_t t = 0; t < f.tasks; t++) {
+        int tb = (int)(f.kb_inner ? t % f.ntb : t / ((int64_t)f.np * a->n));
+        fwd_task(a, &f, t, wp + (int64_t)tb * f.bpt * f.wblk, ab);
     }
 }
 

@@ -256,6 +256,25 @@ int main(void)
             if (!random_prob(&pb, dir) || !run_case(h, &pb, dir, ab[a][0], ab[a][1])) t--;
         }
     }
+    /* Packed filters beyond the forward kernel's L2 limit (768 KB), forward and backward data:
+     * the AVX-512 kernel then packs each 32-channel block in the thread that runs it, into a
+     * slot of the workspace of its own. 64-channel pairs (wide) and single blocks with row pairs,
+     * output channels off the 32-channel block, KRSC and KCRS filters (the register transpose,
+     * the scalar tiles and, in backward data, the row pieces), NCHW activations, stride 2, and a
+     * single block (more threads than slots: the whole filter packed first). */
+    {
+        prob big[] = {
+            { 1, 160, 176, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6, 6, 0, 1, 1, 1 },
+            { 1, 160, 176, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6, 6, 1, 1, 0, 1 },
+            { 1, 300, 100, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5, 5, 1, 1, 1, 1 },
+            { 1, 300, 100, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5, 5, 0, 0, 0, 1 },
+            { 2, 700, 32, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 4, 0, 0, 1, 1 },
+            { 1, 2048, 100, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, 7, 7, 0, 1, 1, 1 },
+            { 1, 2048, 100, 5, 5, 1, 1, 0, 0, 2, 2, 1, 1, 3, 3, 0, 1, 1, 1 },
+        };
+        for (int dir = 0; dir < 2; dir++)
+            for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) run_case(h, &big[i], dir, ab[(i + dir) % 4][0], ab[(i + dir) % 4][1]);
+    }
     /* NCHW FLOAT through the GEMM forms (forward ALGO_GEMM, backward data ALGO_1), whose
      * GEMMs with B not transposed, at least one panel of columns and a reduction of <= 256 run
      * the streamed-B kernel (AVX-512: 48-column panels, 8-row tiles; AVX2: 24 and 4) on CPUs
