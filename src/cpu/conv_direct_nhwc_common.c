@@ -79,13 +79,14 @@ static void make_geo(const fdnn_conv_problem *p, geo *g)
 
 #ifdef FDNN_HAVE_AVX512
 static const fdnn_nhwc_kernels k_avx512 = {
-    "AVX-512", 16, 1, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
+    "AVX-512", 16, 1, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_nhwc_pack_gather,
+    fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
     fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1, fdnn_avx512_widen16, fdnn_avx512_narrow16,
 };
 #endif
 #ifdef FDNN_HAVE_AVX2
 static const fdnn_nhwc_kernels k_avx2 = {
-    "AVX2", 8, 0, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
+    "AVX2", 8, 0, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_nhwc_pack_gather, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
     fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1, fdnn_avx2_widen16, fdnn_avx2_narrow16,
 };
 #endif
@@ -269,28 +270,31 @@ static void pack_strides(const pack_job *j, int64_t *sci, int64_t *sco, int *sam
     *sco = bwd ? j->p->ws[1] : j->p->ws[0];
 }
 
-/* block kb, tap (r, s) into d ([ci][32]) for w with sco != 1 */
-static void pack_tap(const pack_job *j, int kb, int r, int s, float *d)
+/* block kb into d ([r][s][ci][32]) for w with sco != 1 */
+static void pack_block_strided(const pack_job *j, int kb, float *d)
 {
     const geo *g = j->g;
     const int64_t *ws = j->p->ws;
     int64_t sci, sco;
     int same;
     pack_strides(j, &sci, &sco, &same);
-    int rr = same ? r : g->R - 1 - r, ss = same ? s : g->S - 1 - s, ci = g->ci;
-    int nj = g->co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? g->co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
-    const float *src = j->w + (int64_t)kb * FDNN_NHWC_KB * sco + rr * ws[3] + ss * ws[4];
-    if (sci == 1) {   /* KRSC forward: rows contiguous along c, transposed in registers */
-        j->K->pack_rows(src, sco, nj, ci, d);
-        return;
-    }
-    /* 16 x 32 tiles: the tile's reads (32 row pieces) and writes stay in L1 */
-    for (int c0 = 0; c0 < ci; c0 += 16) {
-        int c1 = c0 + 16 < ci ? c0 + 16 : ci;
-        for (int jj = 0; jj < nj; jj++)
-            for (int c = c0; c < c1; c++) d[(int64_t)c * FDNN_NHWC_KB + jj] = src[jj * sco + c * sci];
-        for (int c = c0; c < c1; c++)
-            for (int jj = nj; jj < FDNN_NHWC_KB; jj++) d[(int64_t)c * FDNN_NHWC_KB + jj] = 0;
+    const int R = g->R, S = g->S, ci = g->ci;
+    const int nj = g->co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? g->co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
+    const int64_t dts = (int64_t)ci * FDNN_NHWC_KB;
+    const float *src = j->w + (int64_t)kb * FDNN_NHWC_KB * sco;
+    enum { TAPS = 64 };
+    int64_t toff[TAPS];
+    for (int t0 = 0; t0 < R * S; t0 += TAPS) {
+        const int nt = R * S - t0 < TAPS ? R * S - t0 : TAPS;
+        for (int t = 0; t < nt; t++) {
+            const int r = (t0 + t) / S, s = (t0 + t) % S;
+            toff[t] = (same ? r : R - 1 - r) * ws[3] + (same ? s : S - 1 - s) * ws[4];
+        }
+        if (sci == 1) {   /* KRSC forward: rows contiguous along c, 16x16 transposes in registers */
+            for (int t = 0; t < nt; t++) j->K->pack_rows(src + toff[t], sco, nj, ci, d + (t0 + t) * dts);
+        } else {          /* KCRS, backward data: gathers, channel by channel over all taps */
+            j->K->pack_gather(src, sco, sci, toff, nt, nj, ci, dts, d + t0 * dts);
+        }
     }
 }
 
@@ -338,10 +342,8 @@ static void pack_filter(const pack_job *j, float *wp)
         }
         return;
     }
-#pragma omp parallel for collapse(3) schedule(static)
-    for (int kb = 0; kb < nkb; kb++)
-        for (int r = 0; r < R; r++)
-            for (int s = 0; s < S; s++) pack_tap(j, kb, r, s, wp + (((int64_t)kb * R + r) * S + s) * ci * FDNN_NHWC_KB);
+#pragma omp parallel for schedule(static)
+    for (int kb = 0; kb < nkb; kb++) pack_block_strided(j, kb, wp + (int64_t)kb * R * S * ci * FDNN_NHWC_KB);
 }
 
 /* fdnn_nhwc_fwd.pack: block kb into d ([r][s][ci][32]), or with kb = -1 the whole filter
@@ -370,8 +372,7 @@ static void pack_block(const void *ctx, int kb, float *d)
                 }
         return;
     }
-    for (int r = 0; r < R; r++)
-        for (int s = 0; s < S; s++) pack_tap(j, kb, r, s, d + ((int64_t)r * S + s) * ci * FDNN_NHWC_KB);
+    pack_block_strided(j, kb, d);
 }
 
 /* Backward-data gather table of one spatial dim (extent X, filter T, output extent O): for each

@@ -83,6 +83,21 @@ void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, int chunk_
  * for nj <= j < 32 (src: nj filter rows with unit stride along c). */
 void fdnn_avx512_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, float *d);
 
+/* Filter pack by gathers, for filters whose kernel output channels are not adjacent (KCRS, and
+ * every backward-data filter but KRSC's 1x1): d[t*dts + c*32 + j] = src[j*sco + c*sci + toff[t]]
+ * for t < nt, c < ci, j < nj, and 0 for nj <= j < 32. Channels outer, taps inner: each channel's
+ * source lines come from L1 for all its taps. */
+static inline void fdnn_nhwc_pack_gather_scalar(const float *src, int64_t sco, int64_t sci, const int64_t *toff, int nt, int nj, int ci,
+                                                int64_t dts, float *d)
+{
+    for (int c = 0; c < ci; c++)
+        for (int t = 0; t < nt; t++)
+            for (int j = 0; j < FDNN_NHWC_KB; j++)
+                d[t * dts + (int64_t)c * FDNN_NHWC_KB + j] = j < nj ? src[j * sco + c * sci + toff[t]] : 0.0f;
+}
+void fdnn_avx512_nhwc_pack_gather(const float *src, int64_t sco, int64_t sci, const int64_t *toff, int nt, int nj, int ci, int64_t dts,
+                                  float *d);
+
 /* Depthwise (groups == C == K): y[n,p,q,c] = alpha * sum_{r,s} x[n, p*sh + r*dh, q*sw + s*dw, c]
  * * wp[r][s][c] + beta * y, x zero-padded with channel stride 1, y channel stride yc. */
 typedef struct fdnn_dw_fwd {
@@ -136,6 +151,8 @@ static inline const float *fdnn_dw3_wg_rows(const fdnn_dw_wgrad *a, int64_t row,
 void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a);
 void fdnn_avx2_nhwc_wgrad(const fdnn_nhwc_wgrad *a);
 void fdnn_avx2_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, float *d);
+void fdnn_avx2_nhwc_pack_gather(const float *src, int64_t sco, int64_t sci, const int64_t *toff, int nt, int nj, int ci, int64_t dts,
+                                float *d);
 void fdnn_avx2_dw_fwd(const fdnn_dw_fwd *a);
 void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
 void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);
@@ -150,6 +167,7 @@ typedef struct fdnn_nhwc_kernels {
     void (*fwd)(const fdnn_nhwc_fwd *a);
     void (*wgrad)(const fdnn_nhwc_wgrad *a);
     void (*pack_rows)(const float *src, int64_t sco, int nj, int ci, float *d);
+    void (*pack_gather)(const float *src, int64_t sco, int64_t sci, const int64_t *toff, int nt, int nj, int ci, int64_t dts, float *d);
     void (*dw_fwd)(const fdnn_dw_fwd *a);
     void (*dw_fwd_3x3s1)(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
     void (*dw_fwd_3x3s1_wino)(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);

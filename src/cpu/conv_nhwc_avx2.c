@@ -216,6 +216,30 @@ void fdnn_avx2_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, flo
     }
 }
 
+/* fdnn_avx2_nhwc_pack_gather: four 8-lane gathers per (channel, tap), lanes past nj masked to
+ * zero; 32-bit indices, so strides whose 31st row is beyond them take the scalar loop. */
+void fdnn_avx2_nhwc_pack_gather(const float *src, int64_t sco, int64_t sci, const int64_t *toff, int nt, int nj, int ci, int64_t dts,
+                                float *d)
+{
+    if (sco <= 0 || sco > INT32_MAX / FDNN_NHWC_KB) {
+        fdnn_nhwc_pack_gather_scalar(src, sco, sci, toff, nt, nj, ci, dts, d);
+        return;
+    }
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)sco));
+    __m256 m[4];
+    for (int u = 0; u < 4; u++) m[u] = _mm256_castsi256_ps(fdnn_mask8(nj - 8 * u));
+    const __m256 z = _mm256_setzero_ps();
+    for (int c = 0; c < ci; c++) {
+        const float *sc = src + c * sci;
+        float *dc = d + (int64_t)c * FDNN_NHWC_KB;
+        for (int t = 0; t < nt; t++) {
+            const float *p = sc + toff[t];
+            for (int u = 0; u < 4; u++)
+                _mm256_storeu_ps(dc + t * dts + 8 * u, _mm256_mask_i32gather_ps(z, p + 8 * u * sco, idx, m[u], 4));
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- weight gradient */
 /* swap == 0: vectors of x's input channels, broadcasts of NK output channels of dy; swap == 1:
  * vectors of dy's output channels, broadcasts of NK input channels of x. v0 / b0: first vector /

@@ -238,6 +238,29 @@ void fdnn_avx512_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, f
     }
 }
 
+/* fdnn_avx512_nhwc_pack_gather: two 16-lane gathers per (channel, tap), lanes past nj masked to
+ * zero. Indices are 32-bit: strides whose 31st row is beyond them take the scalar loop. */
+void fdnn_avx512_nhwc_pack_gather(const float *src, int64_t sco, int64_t sci, const int64_t *toff, int nt, int nj, int ci, int64_t dts,
+                                  float *d)
+{
+    if (sco <= 0 || sco > INT32_MAX / FDNN_NHWC_KB) {
+        fdnn_nhwc_pack_gather_scalar(src, sco, sci, toff, nt, nj, ci, dts, d);
+        return;
+    }
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32((int)sco));
+    const __mmask16 m0 = fdnn_mask16(nj), m1 = fdnn_mask16(nj - 16);
+    const __m512 z = _mm512_setzero_ps();
+    for (int c = 0; c < ci; c++) {
+        const float *sc = src + c * sci;
+        float *dc = d + (int64_t)c * FDNN_NHWC_KB;
+        for (int t = 0; t < nt; t++) {
+            const float *p = sc + toff[t];
+            _mm512_storeu_ps(dc + t * dts, _mm512_mask_i32gather_ps(z, m0, idx, p, 4));
+            _mm512_storeu_ps(dc + t * dts + 16, m1 ? _mm512_mask_i32gather_ps(z, m1, idx, p + 16 * sco, 4) : z);
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- weight gradient */
 /* swap == 0: vectors of x's input channels, broadcasts of NK output channels of dy; swap == 1
  * (few input channels): vectors of dy's output channels, broadcasts of NK input channels of x.
