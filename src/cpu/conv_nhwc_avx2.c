@@ -191,26 +191,7 @@ void fdnn_avx2_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, flo
         int jn = nj - j0 < 0 ? 0 : nj - j0 < 8 ? nj - j0 : 8;
         int c0 = 0;
         if (jn == 8)
-            for (; c0 + 8 <= ci; c0 += 8) {
-                __m256 r[8], t[8], u[8];
-                for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + (int64_t)(j0 + i) * sco + c0);
-                for (int i = 0; i < 8; i += 2) {
-                    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-                    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-                }
-                /* u[4b + k], 128-bit lane l: column 4l + k of rows 4b .. 4b+3 */
-                for (int b = 0; b < 2; b++) {
-                    u[4 * b + 0] = _mm256_shuffle_ps(t[4 * b], t[4 * b + 2], 0x44);
-                    u[4 * b + 1] = _mm256_shuffle_ps(t[4 * b], t[4 * b + 2], 0xEE);
-                    u[4 * b + 2] = _mm256_shuffle_ps(t[4 * b + 1], t[4 * b + 3], 0x44);
-                    u[4 * b + 3] = _mm256_shuffle_ps(t[4 * b + 1], t[4 * b + 3], 0xEE);
-                }
-                float *dc = d + (int64_t)c0 * FDNN_NHWC_KB + j0;
-                for (int k = 0; k < 4; k++) {
-                    _mm256_storeu_ps(dc + (int64_t)k * FDNN_NHWC_KB, _mm256_permute2f128_ps(u[k], u[4 + k], 0x20));
-                    _mm256_storeu_ps(dc + (int64_t)(4 + k) * FDNN_NHWC_KB, _mm256_permute2f128_ps(u[k], u[4 + k], 0x31));
-                }
-            }
+            for (; c0 + 8 <= ci; c0 += 8) fdnn_transpose8_avx2(src + (int64_t)j0 * sco + c0, sco, d + (int64_t)c0 * FDNN_NHWC_KB + j0, FDNN_NHWC_KB);
         for (; c0 < ci; c0++)
             for (int j = 0; j < 8; j++) d[(int64_t)c0 * FDNN_NHWC_KB + j0 + j] = j < jn ? src[(int64_t)(j0 + j) * sco + c0] : 0.0f;
     }

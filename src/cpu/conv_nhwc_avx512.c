@@ -209,30 +209,7 @@ void fdnn_avx512_nhwc_pack_rows(const float *src, int64_t sco, int nj, int ci, f
         int jn = nj - j0 < 0 ? 0 : nj - j0 < 16 ? nj - j0 : 16;
         int c0 = 0;
         if (jn == 16)
-            for (; c0 + 16 <= ci; c0 += 16) {
-                __m512 r[16], t[16], u[16];
-                for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + (int64_t)(j0 + i) * sco + c0);
-                for (int i = 0; i < 16; i += 2) {
-                    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-                    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-                }
-                /* u[4b + k], lane l: column 4l + k of rows 4b .. 4b+3 */
-                for (int b = 0; b < 4; b++) {
-                    u[4 * b + 0] = _mm512_shuffle_ps(t[4 * b], t[4 * b + 2], 0x44);
-                    u[4 * b + 1] = _mm512_shuffle_ps(t[4 * b], t[4 * b + 2], 0xEE);
-                    u[4 * b + 2] = _mm512_shuffle_ps(t[4 * b + 1], t[4 * b + 3], 0x44);
-                    u[4 * b + 3] = _mm512_shuffle_ps(t[4 * b + 1], t[4 * b + 3], 0xEE);
-                }
-                for (int k = 0; k < 4; k++) {
-                    __m512 v0 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88), w0 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xDD);
-                    __m512 v1 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88), w1 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xDD);
-                    float *dc = d + (int64_t)c0 * FDNN_NHWC_KB + j0;
-                    _mm512_storeu_ps(dc + (int64_t)k * FDNN_NHWC_KB, _mm512_shuffle_f32x4(v0, v1, 0x88));
-                    _mm512_storeu_ps(dc + (int64_t)(8 + k) * FDNN_NHWC_KB, _mm512_shuffle_f32x4(v0, v1, 0xDD));
-                    _mm512_storeu_ps(dc + (int64_t)(4 + k) * FDNN_NHWC_KB, _mm512_shuffle_f32x4(w0, w1, 0x88));
-                    _mm512_storeu_ps(dc + (int64_t)(12 + k) * FDNN_NHWC_KB, _mm512_shuffle_f32x4(w0, w1, 0xDD));
-                }
-            }
+            for (; c0 + 16 <= ci; c0 += 16) fdnn_transpose16_avx512(src + (int64_t)j0 * sco + c0, sco, d + (int64_t)c0 * FDNN_NHWC_KB + j0, FDNN_NHWC_KB);
         for (; c0 < ci; c0++)
             for (int j = 0; j < 16; j++) d[(int64_t)c0 * FDNN_NHWC_KB + j0 + j] = j < jn ? src[(int64_t)(j0 + j) * sco + c0] : 0.0f;
     }

@@ -280,15 +280,29 @@ int fdnn_cpu_blas_weak(void)
     return weak;
 }
 
+typedef void (*transpose_fn)(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd);
+/* Rows q0..q1-1 of op(B) into bt (row stride n): a transposed B through the ISA's register
+ * transposes (tr), anything else element by element */
+static void copy_b(transpose_fn tr, int tb, const float *b, int64_t ldb, int q0, int q1, int n, float *bt)
+{
+    if (tb) {
+        tr(b + q0, ldb, n, q1 - q0, bt + (int64_t)q0 * n, n);
+        return;
+    }
+    for (int q = q0; q < q1; q++)
+        for (int j = 0; j < n; j++) bt[(int64_t)q * n + j] = b[(int64_t)q * ldb + j];
+}
+
 /* Where BLAS is weak: every FLOAT GEMM on the streamed-B kernels. A transposed B is copied into
  * a k x n buffer first (one transpose, as BLAS's packing would do); any reduction length runs in
  * the kernel's chunks. Threads take whole panels of columns where there are at least two panels
- * a thread, else blocks of rows (the 64 x 64 weight gradients of a 1x1 layer: 2 panels, 64 rows).
- * Returns 0 (nothing done) where the kernels are off or the allocation fails. */
+ * a thread; a small C over a long reduction is split along the reduction (below); otherwise
+ * blocks of rows. Returns 0 (nothing done) where the kernels are off or the allocation fails. */
 static int panel_sgemm_any(int ta, int tb, int m, int n, int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                            float beta, float *c, int64_t ldc)
 {
     panel_fn fn = NULL;
+    transpose_fn tr = NULL;
     int nb = 0, mr = 8;
 #ifdef FDNN_HAVE_AVX512
     if (fdnn_cpu_has_avx512()) {
@@ -300,23 +314,59 @@ static int panel_sgemm_any(int ta, int tb, int m, int n, int k, float alpha, con
         if (use64 < 0) use64 = fdnn_env_int("FREEDNN_CPU_PANEL64", 1) != 0;
         if (use64 && p64 < p48) fn = fdnn_sgemm_panel64_avx512, nb = FDNN_PANEL64_NB, mr = 6;
         else fn = fdnn_sgemm_panel_avx512, nb = FDNN_PANEL_NB;
+        tr = fdnn_transpose_avx512;
     }
 #endif
 #ifdef FDNN_HAVE_AVX2
-    if (!fn && fdnn_cpu_has_avx2()) fn = fdnn_sgemm_panel_avx2, nb = FDNN_PANEL2_NB, mr = 4;
+    if (!fn && fdnn_cpu_has_avx2()) fn = fdnn_sgemm_panel_avx2, nb = FDNN_PANEL2_NB, mr = 4, tr = fdnn_transpose_avx2;
 #endif
     if (!fn || k < 1 || fdnn_env_int("FREEDNN_CPU_OWN_GEMM", 0) || lda < (ta ? m : k) || ldc < n) return 0;
+    const int copy = tb || ldb < n, panels = (n + nb - 1) / nb, nt = gemm_threads(m, n, k);
+    if (nt > 1 && panels < 2 * nt && (double)m * n <= 65536.0 && k >= 256 * nt) {
+        /* A small C over a long reduction (NCHW 1x1 weight gradients, 64 x 64 over 3136 pixels:
+         * one panel, and 64 rows split 36 / 28 in 6-row tiles): each thread takes a slice of the
+         * reduction, copies its own rows of B and sums into its own C (thread 0 into C with
+         * beta, the others into scratch), then the slices are added in thread order
+         * (deterministic for a given thread count) */
+        const int per = ((k + nt - 1) / nt + 15) / 16 * 16;
+        const size_t nbt = copy ? (size_t)k * n : 0, mn = (size_t)m * n;
+        float *buf = malloc(sizeof(float) * (nbt + (size_t)(nt - 1) * mn));
+        if (!buf) return 0;
+        float *bt = buf, *part = buf + nbt;
+        _Pragma("omp parallel for schedule(static) num_threads(nt)") for (int t = 0; t < nt; t++)
+        {
+            const int q0 = t * per < k ? t * per : k, q1 = q0 + per < k ? q0 + per : k;
+            float *ct = t ? part + (size_t)(t - 1) * mn : c;
+            const int64_t ldct = t ? n : ldc;
+            if (q0 >= q1) {
+                if (t) memset(ct, 0, sizeof(float) * mn);
+            } else {
+                const float *bb = b + (int64_t)q0 * ldb;
+                int64_t ldbb = ldb;
+                if (copy) {
+                    copy_b(tr, tb, b, ldb, q0, q1, n, bt);
+                    bb = bt + (int64_t)q0 * n, ldbb = n;
+                }
+                fn(ta, m, 0, n, q1 - q0, alpha, ta ? a + (int64_t)q0 * lda : a + q0, lda, bb, ldbb, t ? 0.0f : beta, ct, ldct);
+            }
+        }
+        _Pragma("omp parallel for schedule(static) num_threads(nt)") for (int i = 0; i < m; i++)
+            for (int t = 1; t < nt; t++) {
+                const float *pr = part + (size_t)(t - 1) * mn + (size_t)i * n;
+                for (int j = 0; j < n; j++) c[(int64_t)i * ldc + j] += pr[j];
+            }
+        free(buf);
+        return 1;
+    }
     float *bt = NULL;
-    if (tb || ldb < n) {
+    if (copy) {
         bt = malloc(sizeof(float) * (size_t)k * (size_t)n);
         if (!bt) return 0;
-        const int64_t sj = tb ? ldb : 1, sq = tb ? 1 : ldb; /* op(B)(q, j) = b[q*sq + j*sj] */
+        const int chunks = (k + 63) / 64;
         _Pragma("omp parallel for schedule(static) if ((double)k * n > 65536.0 && !fdnn_in_parallel())")
-        for (int q = 0; q < k; q++)
-            for (int j = 0; j < n; j++) bt[(int64_t)q * n + j] = b[(int64_t)q * sq + (int64_t)j * sj];
+        for (int qc = 0; qc < chunks; qc++) copy_b(tr, tb, b, ldb, qc * 64, qc * 64 + 64 < k ? qc * 64 + 64 : k, n, bt);
         b = bt, ldb = n;
     }
-    const int panels = (n + nb - 1) / nb, nt = gemm_threads(m, n, k);
     if (nt > 1 && panels < 2 * nt && m >= 2 * mr * nt) { /* few panels: blocks of rows */
         const int per = (m / nt + mr - 1) / mr * mr;
         _Pragma("omp parallel for schedule(static)") for (int t = 0; t < nt; t++)

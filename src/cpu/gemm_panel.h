@@ -35,4 +35,7 @@ typedef void (*fdnn_panel_tile)(int k, const float *a, int64_t sam, int64_t saq,
  * mr rows: full[rows] where the panel is whole, part[rows] where it is not. */
 void fdnn_sgemm_panel_drive(const fdnn_panel_tile *full, const fdnn_panel_tile *part, int nb, int kc, int mr, int ta, int m, int j0, int j1,
                             int k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/* d[c*ldd + r] = s[r*lds + c] for r < rows, c < cols (a transposed copy of B for the kernels above) */
+void fdnn_transpose_avx512(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd);
+void fdnn_transpose_avx2(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd);
 #endif

@@ -79,4 +79,17 @@ void fdnn_sgemm_panel_avx2(int ta, int m, int j0, int j1, int k, float alpha, co
     static const fdnn_panel_tile full[5] = {NULL, tile1_1, tile2_1, tile3_1, tile4_1}, part[5] = {NULL, tile1_0, tile2_0, tile3_0, tile4_0};
     fdnn_sgemm_panel_drive(full, part, FDNN_PANEL2_NB, FDNN_PANEL2_KC, 4, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
+/* fdnn_transpose_avx2: 8 x 8 blocks in registers, edges scalar */
+void fdnn_transpose_avx2(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd)
+{
+    int r0 = 0;
+    for (; r0 + 8 <= rows; r0 += 8) {
+        int c0 = 0;
+        for (; c0 + 8 <= cols; c0 += 8) fdnn_transpose8_avx2(s + (int64_t)r0 * lds + c0, lds, d + (int64_t)c0 * ldd + r0, ldd);
+        for (; c0 < cols; c0++)
+            for (int r = r0; r < r0 + 8; r++) d[(int64_t)c0 * ldd + r] = s[(int64_t)r * lds + c0];
+    }
+    for (; r0 < rows; r0++)
+        for (int c = 0; c < cols; c++) d[(int64_t)c * ldd + r0] = s[(int64_t)r0 * lds + c];
+}
 #endif

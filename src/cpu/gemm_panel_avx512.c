@@ -88,4 +88,17 @@ void fdnn_sgemm_panel64_avx512(int ta, int m, int j0, int j1, int k, float alpha
     static const fdnn_panel_tile full[7] = {NULL, full4_1, full4_2, full4_3, full4_4, full4_5, full4_6};
     fdnn_sgemm_panel_drive(full, part, FDNN_PANEL64_NB, FDNN_PANEL64_KC, 6, ta, m, j0, j1, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
+/* fdnn_transpose_avx512: 16 x 16 blocks in registers, edges scalar */
+void fdnn_transpose_avx512(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd)
+{
+    int r0 = 0;
+    for (; r0 + 16 <= rows; r0 += 16) {
+        int c0 = 0;
+        for (; c0 + 16 <= cols; c0 += 16) fdnn_transpose16_avx512(s + (int64_t)r0 * lds + c0, lds, d + (int64_t)c0 * ldd + r0, ldd);
+        for (; c0 < cols; c0++)
+            for (int r = r0; r < r0 + 16; r++) d[(int64_t)c0 * ldd + r] = s[(int64_t)r * lds + c0];
+    }
+    for (; r0 < rows; r0++)
+        for (int c = 0; c < cols; c++) d[(int64_t)c * ldd + r0] = s[(int64_t)r0 * lds + c];
+}
 #endif

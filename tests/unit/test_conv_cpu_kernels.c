@@ -302,11 +302,14 @@ int main(void)
      * runs with B not transposed (the streamed-B AVX-512 kernel on CPUs that have it); channel
      * counts off the 48-column panel and the 8-row tile, one and three images (beta = 1 after
      * the first), 16x16 = 256 pixels (the limit) and 17x16 (the plain BLAS form), and the
-     * too-small-workspace check of run_case. */
+     * too-small-workspace check of run_case. 32x33 and 40x41 pixels: where the streamed-B
+     * kernel runs (weak BLAS), a reduction of at least 256 a thread over a small dW is split
+     * along the pixels, each thread transposing its own share of x (16 x 16 / 8 x 8 register
+     * blocks; 37 channels leave edges) and the partial sums added in thread order. */
     {
         g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
-        static const int sp[][2] = { { 7, 7 }, { 13, 12 }, { 16, 16 }, { 17, 16 } };
-        static const int ck[][2] = { { 64, 64 }, { 48, 13 }, { 70, 9 }, { 100, 24 } };
+        static const int sp[][2] = { { 7, 7 }, { 13, 12 }, { 16, 16 }, { 17, 16 }, { 32, 33 }, { 40, 41 } };
+        static const int ck[][2] = { { 64, 64 }, { 48, 13 }, { 70, 9 }, { 100, 24 }, { 37, 20 } };
         int t = 0;
         for (size_t a = 0; a < sizeof ck / sizeof ck[0]; a++)
             for (size_t b = 0; b < sizeof sp / sizeof sp[0]; b++, t++) {
