@@ -275,6 +275,21 @@ int main(void)
         for (int dir = 0; dir < 2; dir++)
             for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) run_case(h, &big[i], dir, ab[(i + dir) % 4][0], ab[(i + dir) % 4][1]);
     }
+    /* NCHW outputs with rows of at least 16 positions, forward and backward data (the direct
+     * kernel's output): the AVX-512 tiles fill a channel-innermost buffer that is stored
+     * transposed (16 x 16 blocks, scalar edges, beta blended there): 70 positions (two buffer
+     * flushes), exactly 16, 19 with stride 2, 40 and 100 output channels (block remainders,
+     * 64-channel pairs), every alpha/beta pair. */
+    {
+        prob rowt[] = {
+            { 1, 24, 40, 5, 70, 3, 3, 1, 1, 1, 1, 1, 1, 5, 70, 0, 0, 0, 1 },
+            { 2, 16, 100, 3, 16, 1, 1, 0, 0, 1, 1, 1, 1, 3, 16, 1, 0, 1, 1 },
+            { 1, 33, 64, 4, 37, 3, 3, 1, 1, 1, 2, 1, 1, 4, 19, 0, 0, 0, 1 },
+        };
+        for (int dir = 0; dir < 2; dir++)
+            for (size_t i = 0; i < sizeof rowt / sizeof rowt[0]; i++)
+                for (int a = 0; a < 4; a++) run_case(h, &rowt[i], dir, ab[a][0], ab[a][1]);
+    }
     /* NCHW FLOAT through the GEMM forms (forward ALGO_GEMM, backward data ALGO_1), whose
      * GEMMs with B not transposed, at least one panel of columns and a reduction of <= 256 run
      * the streamed-B kernel (AVX-512: 48-column panels, 8-row tiles; AVX2: 24 and 4) on CPUs
