@@ -479,18 +479,25 @@ cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_a
         }
         K->wgrad(&k);
         if (direct) return CUDNN_STATUS_SUCCESS;
-#pragma omp parallel for collapse(2) schedule(static)
-        for (int o = 0; o < g.co; o++)
-            for (int c = 0; c < g.ci; c++)
-                for (int r = 0; r < R; r++)
-                    for (int s = 0; s < S; s++) {
-                        int rr = cc ? r : R - 1 - r, ss = cc ? s : S - 1 - s;
-                        int64_t wo = fdnn_conv_off(p->ws, 1, o, c, 0, rr, ss);
-                        float v = alpha * (k.swap ? acc[(((int64_t)r * S + s) * g.ci + c) * g.co + o]
-                                                  : acc[(((int64_t)r * S + s) * g.co + o) * g.ci + c]);
-                        if (beta != 0) v += beta * dw[wo];
-                        dw[wo] = v;
-                    }
+        /* dw = alpha * acc + beta * dw, acc read along its contiguous channel (rows of
+         * [r][s][co][ci], or [r][s][ci][co] with swap) and dw written within one of its rows
+         * (L1): walking dw in its own order instead read acc R*S times 1 MB apart per element
+         * (3x3 256->256 14x14 NCHW, N=1: 37% of the call) */
+        const int64_t ws0 = p->ws[0], ws1 = p->ws[1], ws3 = p->ws[3], ws4 = p->ws[4];
+        const int nout = k.swap ? g.ci : g.co, nin = k.swap ? g.co : g.ci;
+        const int64_t so = k.swap ? ws1 : ws0, si = k.swap ? ws0 : ws1;
+#pragma omp parallel for schedule(static)
+        for (int o = 0; o < nout; o++)
+            for (int rs = 0; rs < R * S; rs++) {
+                const int r = rs / S, s = rs % S, rr = cc ? r : R - 1 - r, ss = cc ? s : S - 1 - s;
+                const float *ar = acc + ((int64_t)rs * nout + o) * nin;
+                float *wr = dw + o * so + rr * ws3 + ss * ws4;
+                for (int i = 0; i < nin; i++) {
+                    float v = alpha * ar[i];
+                    if (beta != 0) v += beta * wr[i * si];
+                    wr[i * si] = v;
+                }
+            }
         return CUDNN_STATUS_SUCCESS;
     }
     if (g.col_bwd) {
