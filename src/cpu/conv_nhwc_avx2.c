@@ -141,6 +141,34 @@ static void prefetch_next(const fdnn_nhwc_fwd *a, int n, int oh, int ow, int cnt
     }
 }
 
+/* y[j*yc + i] = buf[i*16 + j] + beta * y[j*yc + i] (beta == 0: y not read) for i < npos, j < nch
+ * <= 16: 8 x 8 register transposes, edges scalar */
+static void store_rows_t(const float *buf, int npos, int nch, float *y, int64_t yc, float beta)
+{
+    const __m256 vb = _mm256_set1_ps(beta);
+    for (int j0 = 0; j0 < nch; j0 += 8) {
+        const int jn = nch - j0 < 8 ? nch - j0 : 8;
+        int i0 = 0;
+        if (jn == 8)
+            for (; i0 + 8 <= npos; i0 += 8) {
+                float t[64];
+                fdnn_transpose8_avx2(buf + (int64_t)i0 * 16 + j0, 16, t, 8);
+                for (int j = 0; j < 8; j++) {
+                    float *yp = y + (int64_t)(j0 + j) * yc + i0;
+                    __m256 v = _mm256_loadu_ps(t + 8 * j);
+                    if (beta != 0) v = _mm256_fmadd_ps(vb, _mm256_loadu_ps(yp), v);
+                    _mm256_storeu_ps(yp, v);
+                }
+            }
+        for (int j = j0; j < j0 + jn; j++)
+            for (int i = i0; i < npos; i++) {
+                float v = buf[(int64_t)i * 16 + j];
+                if (beta != 0) v += beta * y[(int64_t)j * yc + i];
+                y[(int64_t)j * yc + i] = v;
+            }
+    }
+}
+
 void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
 {
     int nkb = (a->co + FDNN_NHWC_KB - 1) / FDNN_NHWC_KB;
@@ -172,6 +200,24 @@ void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
             int nv = left > 8 ? 2 : 1;
             float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)c0 * a->yc;
             const float *wp = a->wp + kb * wblk + 16 * h;
+            if (a->yc != 1 && a->yw == 1 && a->q >= 8) {
+                /* NCHW output rows of at least 8: tiles channel-innermost into a buffer of up to
+                 * 64 positions, stored transposed (as in the AVX-512 kernel) */
+                float buf[(64 + 8) * 16];
+                const float abuf[2] = { a->alpha, 0.0f };
+                int seg = 0;
+                for (int ow = 0; ow < a->q; ow += nw) {
+                    int cnt = a->q - ow < nw ? a->q - ow : nw;
+                    if (h == 0 && pf && (kb == 0 || !kb_inner)) prefetch_next(a, n, oh, ow, cnt);
+                    fwd_tiles[nv - 1][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, buf + (ow - seg) * 16, 16, 1,
+                                           left < 16 ? left : 16, abuf);
+                    if (ow + cnt - seg >= 64 || ow + cnt >= a->q) {
+                        store_rows_t(buf, ow + cnt - seg, left < 16 ? left : 16, yr + seg, a->yc, a->beta);
+                        seg = ow + cnt;
+                    }
+                }
+                continue;
+            }
             for (int ow = 0; ow < a->q; ow += nw) {
                 int cnt = a->q - ow < nw ? a->q - ow : nw;
                 if (h == 0 && pf && (kb == 0 || !kb_inner)) prefetch_next(a, n, oh, ow, cnt);
