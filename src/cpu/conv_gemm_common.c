@@ -1,5 +1,6 @@
 /* Shared pieces of the im2col + GEMM convolution implementations. */
 #include <stdio.h>
+#include <string.h>
 #include "conv_cpu.h"
 
 int fdnn_cpu_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t n)
@@ -63,10 +64,20 @@ size_t fdnn_cpu_col_elems(const fdnn_conv_problem *p)
                         continue;                                                                                      \
                     }                                                                                                  \
                     const T *xr = xc + (int64_t)id * p->xs[2] + (int64_t)ih * p->xs[3];                                \
-                    for (int ow = 0; ow < p->out[2]; ow++) {                                                           \
-                        int iw = ow * p->stride[2] - p->pad[2] + ss * p->dil[2];                                       \
-                        o[ow] = (iw >= 0 && iw < p->in[2]) ? xr[(int64_t)iw * p->xs[4]] : (T)0;                        \
+                    /* columns ow0..ow1-1 read x, the others are padding: no test per element */                      \
+                    const int st = p->stride[2], w0 = ss * p->dil[2] - p->pad[2], Q = p->out[2];                      \
+                    int ow0 = w0 >= 0 ? 0 : (-w0 + st - 1) / st;                                                       \
+                    int ow1 = p->in[2] - w0 <= 0 ? 0 : (p->in[2] - w0 + st - 1) / st;                                  \
+                    if (ow1 > Q) ow1 = Q;                                                                              \
+                    if (ow0 > ow1) ow0 = ow1;                                                                          \
+                    for (int ow = 0; ow < ow0; ow++) o[ow] = 0;                                                        \
+                    const int64_t sx = (int64_t)st * p->xs[4];                                                         \
+                    if (ow1 > ow0) {                                                                                   \
+                        const T *xw = xr + (int64_t)(ow0 * st + w0) * p->xs[4];                                        \
+                        if (sx == 1) memcpy(o + ow0, xw, sizeof(T) * (size_t)(ow1 - ow0));                             \
+                        else for (int ow = ow0; ow < ow1; ow++) o[ow] = xw[(int64_t)(ow - ow0) * sx];                  \
                     }                                                                                                  \
+                    for (int ow = ow1; ow < Q; ow++) o[ow] = 0;                                                        \
                 }                                                                                                      \
             }                                                                                                          \
         }                                                                                                              \
