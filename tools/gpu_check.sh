@@ -55,7 +55,7 @@ for step in $steps; do
     build-gpu/bench/ops_bandwidth | tee "$out/ops_bandwidth.log"
     [ -x build-gpu/bench/ops_bandwidth_nvidia ] && build-gpu/bench/ops_bandwidth_nvidia | tee "$out/ops_bandwidth_nvidia.log" ;;
   labs)   # kernel labs and micro-benchmarks under bench/ (each prints its own PASS/FAIL and times)
-    for l in gemm_peak conv_overhead igemm_lab bwdf_lab dw_lab f32_igemm_lab f32_bwdf_lab; do
+    for l in gemm_peak conv_overhead graph_busy_lab igemm_lab bwdf_lab dw_lab f32_igemm_lab f32_bwdf_lab; do
       [ -x build-gpu/bench/$l ] || continue
       echo "== $l"; FREEDNN_BACKEND=cuda timeout 200 build-gpu/bench/$l 2>&1 | tee "$out/lab-$l.log" | tail -40
     done ;;
