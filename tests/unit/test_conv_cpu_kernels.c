@@ -296,11 +296,14 @@ int main(void)
      * that have it: 1x1 (the no-copy form) and 3x3 with C*9 <= 256 (im2col), output sizes that
      * are not multiples of either panel (48 is two AVX2 panels), row counts that are not
      * multiples of either tile, one image (columns split over threads) and three (one image
-     * per thread); the forward 3x3 with C = 40 (reduction 360) stays with BLAS. */
+     * per thread); the forward 3x3 with C = 40 (reduction 360) stays with BLAS. K = 160: at least
+     * 8 row tiles a thread over column panels that do not divide evenly over 2 threads (15x15: five
+     * 48-column panels; AVX2: other sizes), which then
+     * split rows instead. */
     {
         g_fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
-        static const int sp[][2] = { { 8, 6 }, { 7, 7 }, { 10, 10 }, { 13, 12 } };
-        static const int ck[][2] = { { 5, 13 }, { 64, 64 }, { 70, 9 }, { 17, 28 }, { 28, 64 }, { 40, 24 } };
+        static const int sp[][2] = { { 8, 6 }, { 7, 7 }, { 10, 10 }, { 13, 12 }, { 15, 15 } };
+        static const int ck[][2] = { { 5, 13 }, { 64, 64 }, { 70, 9 }, { 17, 28 }, { 28, 64 }, { 40, 24 }, { 24, 160 } };
         int t = 0;
         for (int dir = 0; dir < 2; dir++)
             for (size_t a = 0; a < sizeof ck / sizeof ck[0]; a++)
