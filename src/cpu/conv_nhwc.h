@@ -176,6 +176,8 @@ typedef struct fdnn_nhwc_kernels {
     /* HALF (half != 0) / BFLOAT16 runs to float and back (cvt_avx512.c, cvt_avx2.c) */
     void (*widen16)(const uint16_t *s, int half, size_t n, float *d);
     void (*narrow16)(const float *s, int half, size_t n, uint16_t *d);
+    /* d[c*ldd + r] = s[r*lds + c] (gemm_panel_avx512.c / gemm_panel_avx2.c) */
+    void (*transpose)(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd);
 } fdnn_nhwc_kernels;
 /* AVX-512 where fdnn_cpu_has_avx512(), else AVX2 where fdnn_cpu_has_avx2(), else NULL (the
  * direct and depthwise implementations are then not applicable) */
