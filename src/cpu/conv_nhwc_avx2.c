@@ -200,29 +200,22 @@ void fdnn_avx2_nhwc_fwd(const fdnn_nhwc_fwd *a)
             int nv = left > 8 ? 2 : 1;
             float *yr = a->y + n * a->yn + oh * a->yh + (int64_t)c0 * a->yc;
             const float *wp = a->wp + kb * wblk + 16 * h;
-            if (a->yc != 1 && a->yw == 1 && a->q >= 8) {
-                /* NCHW output rows of at least 8: tiles channel-innermost into a buffer of up to
-                 * 64 positions, stored transposed (as in the AVX-512 kernel) */
-                float buf[(64 + 8) * 16];
-                const float abuf[2] = { a->alpha, 0.0f };
-                int seg = 0;
-                for (int ow = 0; ow < a->q; ow += nw) {
-                    int cnt = a->q - ow < nw ? a->q - ow : nw;
-                    if (h == 0 && pf && (kb == 0 || !kb_inner)) prefetch_next(a, n, oh, ow, cnt);
-                    fwd_tiles[nv - 1][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, buf + (ow - seg) * 16, 16, 1,
-                                           left < 16 ? left : 16, abuf);
-                    if (ow + cnt - seg >= 64 || ow + cnt >= a->q) {
-                        store_rows_t(buf, ow + cnt - seg, left < 16 ? left : 16, yr + seg, a->yc, a->beta);
-                        seg = ow + cnt;
-                    }
-                }
-                continue;
-            }
+            /* NCHW output rows of at least 8: tiles channel-innermost into a buffer of up to 64
+             * positions, stored transposed (as in the AVX-512 kernel) */
+            const int buffered = a->yc != 1 && a->yw == 1 && a->q >= 8, nch = left < 16 ? left : 16;
+            float buf[(64 + 8) * 16];
+            const float abuf[2] = { a->alpha, 0.0f };
+            int seg = 0; /* first position in buf */
             for (int ow = 0; ow < a->q; ow += nw) {
                 int cnt = a->q - ow < nw ? a->q - ow : nw;
                 if (h == 0 && pf && (kb == 0 || !kb_inner)) prefetch_next(a, n, oh, ow, cnt);
-                fwd_tiles[nv - 1][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp, yr + ow * a->yw, a->yw, a->yc,
-                                       left < 16 ? left : 16, ab);
+                fwd_tiles[nv - 1][cnt](xr + ow * xs, xs, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wp,
+                                       buffered ? buf + (ow - seg) * 16 : yr + ow * a->yw, buffered ? 16 : a->yw, buffered ? 1 : a->yc, nch,
+                                       buffered ? abuf : ab);
+                if (buffered && (ow + cnt - seg >= 64 || ow + cnt >= a->q)) {
+                    store_rows_t(buf, ow + cnt - seg, nch, yr + seg, a->yc, a->beta);
+                    seg = ow + cnt;
+                }
             }
         }
     }

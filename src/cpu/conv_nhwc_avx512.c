@@ -174,32 +174,25 @@ static void fwd_task(const fdnn_nhwc_fwd *a, const fwd_plan *f, int64_t t, const
      * row of 64 x 4 where 4 divides q: fewer loads per FMA) */
     int nt = (a->q + tw - 1) / tw, base = a->q / nt, extra = a->q % nt;
     const int nleft = left < lim ? left : lim;
-    if (a->yc != 1 && a->yw == 1 && rows == 1 && a->q >= 16) {
-        /* NCHW output rows of at least 16: the tiles go channel-innermost into a buffer of up to
-         * RB_POS positions, which is stored transposed, 16 positions of a channel a vector.
-         * Scalar stores straight from the tiles touch one plane (a page or more apart) per
-         * channel per position: 3x3 64->64 224x224 NCHW forward 21.2 ms, NHWC 11.7 */
-        enum { RB_POS = 64 };
-        float buf[(RB_POS + 8) * 64];
-        const float abuf[2] = { ab[0], 0.0f };
-        int seg = 0; /* first position in buf */
-        for (int ti = 0, ow = 0; ti < nt; ti++) {
-            int cnt = base + (ti < extra);
-            fwd_tiles[nv == 4][cnt](xr + ow * xs, xs, xrow, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wg, f->wblk,
-                                    buf + (int64_t)(ow - seg) * 64, 64, 0, 1, nleft, abuf);
-            ow += cnt;
-            if (ow - seg >= RB_POS || ti == nt - 1) {
-                store_rows_t(buf, ow - seg, nleft, yr + seg, a->yc, ab[1]);
-                seg = ow;
-            }
-        }
-        return;
-    }
+    /* NCHW output rows of at least 16: the tiles go channel-innermost into a buffer of up to
+     * RB_POS positions, which is stored transposed, 16 positions of a channel a vector.
+     * Scalar stores straight from the tiles touch one plane (a page or more apart) per channel
+     * per position: 3x3 64->64 224x224 NCHW forward 21.2 ms, NHWC 11.7 */
+    enum { RB_POS = 64 };
+    const int buffered = a->yc != 1 && a->yw == 1 && rows == 1 && a->q >= 16;
+    float buf[(RB_POS + 8) * 64];
+    const float abuf[2] = { ab[0], 0.0f };
+    int seg = 0; /* first position in buf */
     for (int ti = 0, ow = 0; ti < nt; ti++) {
         int cnt = base + (ti < extra);
         fwd_tiles[rows == 2 ? 2 : nv == 4][cnt](xr + ow * xs, xs, xrow, a->xh, a->xw, a->r, a->s, a->dh, a->dw, a->ci, wg, f->wblk,
-                                                yr + ow * a->yw, a->yw, a->yh, a->yc, nleft, ab);
+                                                buffered ? buf + (int64_t)(ow - seg) * 64 : yr + ow * a->yw, buffered ? 64 : a->yw,
+                                                a->yh, buffered ? 1 : a->yc, nleft, buffered ? abuf : ab);
         ow += cnt;
+        if (buffered && (ow - seg >= RB_POS || ti == nt - 1)) {
+            store_rows_t(buf, ow - seg, nleft, yr + seg, a->yc, ab[1]);
+            seg = ow;
+        }
     }
 }
 
