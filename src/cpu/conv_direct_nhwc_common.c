@@ -109,10 +109,21 @@ void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, int chunk_
                            const fdnn_nhwc_wg_tile *partial)
 {
     int bn = a->swap ? a->ci : a->co, vn = a->swap ? a->co : a->ci;   /* broadcast / vector channel counts */
-    /* nk broadcast blocks of near-equal size (64 = 9 x 6 + 2 x 5 rather than 10 x 6 + 4): no narrow
-     * last tile, and the static schedule's halves get equal work */
-    int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb, kbase = bn / nk, kextra = bn % nk;
-    int64_t tasks = (int64_t)a->r * a->s * nc * nk, rows = (int64_t)a->n * a->p;
+    /* nk broadcast blocks of near-equal size, the larger ones spread evenly (block kb is
+     * bn*kb/nk .. bn*(kb+1)/nk: 64 = 11 blocks of 5-6, no narrow last tile). Where the tasks
+     * would not divide evenly over the threads and there are few of them, one or more blocks
+     * more, if they keep at least kbn - 1 channels (1x1 64->64: 11 tasks split 6 / 5 over two
+     * threads, so 36 / 28 channels; 12 blocks of 5-6 split 32 / 32). Which tile computes an
+     * element does not change its sum (rows in a fixed order), so results do not depend on it. */
+    int nk = (bn + kbn - 1) / kbn, nc = (vn + vb - 1) / vb, rs = a->r * a->s;
+    const int nt = fdnn_cpu_threads();
+    if (nt > 1 && ((int64_t)rs * nc * nk) % nt && (int64_t)rs * nc * nk < 8 * nt)
+        for (int k2 = nk + 1; k2 <= nk + nt && bn / k2 >= kbn - 1; k2++)
+            if (((int64_t)rs * nc * k2) % nt == 0) {
+                nk = k2;
+                break;
+            }
+    int64_t tasks = (int64_t)rs * nc * nk, rows = (int64_t)a->n * a->p;
     int64_t rows_per_chunk = chunk_pos / a->q;
     if (rows_per_chunk < 1) rows_per_chunk = 1;
     int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
@@ -131,14 +142,14 @@ void fdnn_nhwc_wgrad_drive(const fdnn_nhwc_wgrad *a, int vb, int kbn, int chunk_
             /* static schedule over the same count: every thread owns the same tasks in every chunk */
 #pragma omp for schedule(static) nowait
             for (int64_t t = 0; t < tasks; t++) {
-                int kb, cb, rs;
+                int kb, cb, tap;
                 if (order) {
-                    cb = (int)(t % nc); rs = (int)((t / nc) % (a->r * a->s)); kb = (int)(t / ((int64_t)nc * a->r * a->s));
+                    cb = (int)(t % nc); tap = (int)((t / nc) % rs); kb = (int)(t / ((int64_t)nc * rs));
                 } else {
-                    kb = (int)(t % nk); cb = (int)((t / nk) % nc); rs = (int)(t / ((int64_t)nk * nc));
+                    kb = (int)(t % nk); cb = (int)((t / nk) % nc); tap = (int)(t / ((int64_t)nk * nc));
                 }
-                int r = rs / a->s, s = rs % a->s, v0 = cb * vb;
-                int b0 = kb * kbase + (kb < kextra ? kb : kextra), cnt = kbase + (kb < kextra);
+                int r = tap / a->s, s = tap % a->s, v0 = cb * vb;
+                int b0 = (int)((int64_t)bn * kb / nk), cnt = (int)((int64_t)bn * (kb + 1) / nk) - b0;
                 float *o = a->out + r * a->or_ + s * a->os + b0 * a->ob + v0;
                 (vn - v0 < vb ? partial : full)[cnt](a, r, s, b0, v0, row0, row1, o, a->ob, ch == 0 ? ab_first : ab_next);
             }

@@ -275,6 +275,20 @@ int main(void)
         for (int dir = 0; dir < 2; dir++)
             for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) run_case(h, &big[i], dir, ab[(i + dir) % 4][0], ab[(i + dir) % 4][1]);
     }
+    /* NHWC backward filter (ALGO_3) with few tasks: where the tasks (taps x vector blocks x
+     * broadcast blocks) do not divide evenly over 2 or 3 threads, the driver takes one more,
+     * smaller broadcast block: 64 output channels over 64-channel vectors (11 blocks -> 12) and
+     * 56 over 32-channel vectors (7 -> 8), block sizes spread (5 and 6 channels); KRSC and KCRS
+     * filters, NCHW x, every alpha/beta pair. One thread runs the plain blocks. */
+    {
+        prob few[] = {
+            { 1, 64, 64, 9, 10, 1, 1, 0, 0, 1, 1, 1, 1, 9, 10, 0, 1, 1, 1 },
+            { 2, 20, 56, 7, 7, 1, 1, 0, 0, 1, 1, 1, 1, 7, 7, 1, 1, 0, 1 },
+            { 1, 64, 64, 6, 5, 1, 1, 0, 0, 1, 1, 1, 1, 6, 5, 0, 0, 0, 1 },
+        };
+        for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
+            for (int a = 0; a < 4; a++) run_case(h, &few[i], 2, ab[a][0], ab[a][1]);
+    }
     /* NCHW outputs with rows of at least 16 positions, forward and backward data (the direct
      * kernel's output): the AVX-512 tiles fill a channel-innermost buffer that is stored
      * transposed (16 x 16 blocks, scalar edges, beta blended there): 70 positions (two buffer
