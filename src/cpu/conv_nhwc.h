@@ -45,6 +45,11 @@ typedef struct fdnn_nhwc_fwd {
     void (*pack)(const void *ctx, int kb, float *dst);
     const void *pack_ctx;
     float *wbuf;
+    /* Optional, with pack: block kb's source is the pf_blk floats at pf_base + kb * pf_blk (the
+     * forward's filter rows are contiguous per output channel); the kernel prefetches a thread's
+     * next blocks while it computes. pf_blk == 0: no prefetch. */
+    const float *pf_base;
+    int64_t pf_blk;
 } fdnn_nhwc_fwd;
 void fdnn_avx512_nhwc_fwd(const fdnn_nhwc_fwd *a);
 
