@@ -137,7 +137,9 @@ void fdnn_avx512_dw_wgrad(const fdnn_dw_wgrad *a);
 /* The same for a 3x3 stride-1 undilated filter straight from the unpadded x (ih x iw, zero
  * padding ph/pw handled in the kernel). The n*p output rows are cut into nchunk fixed chunks;
  * chunk j's sums go to acc + j*9*c, and the caller adds the chunks in order (so the result does
- * not depend on the thread count). */
+ * not depend on the thread count). Its loop is an orphaned `omp for` (implicit barrier at the
+ * end): called inside a parallel region it shares the work out over that region's threads (the
+ * caller then blends in the same region), outside one it runs on the calling thread alone. */
 void fdnn_avx512_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, int pw, int nchunk);
 /* For output row `row` (n * p + oh) of the unpadded 3x3 stride-1 weight gradient: x's three input
  * rows at channel c0 (NULL where the row lies in the padding, ph rows above the image); returns

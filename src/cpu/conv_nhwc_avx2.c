@@ -706,7 +706,7 @@ void fdnn_avx2_dw_wgrad_3x3s1(const fdnn_dw_wgrad *a, int ih, int iw, int ph, in
     int lo = pw, hi = iw - 2 + pw; /* ow in [lo, hi) reads columns ow-pw .. ow-pw+2, all inside */
     if (hi > a->q) hi = a->q;
     if (lo > hi) lo = hi;
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) /* orphaned: the caller's parallel region */
     for (int ch = 0; ch < nchunk; ch++)
         for (int cb = 0; cb < ncb; cb++) {
             int c0 = cb * 8;
