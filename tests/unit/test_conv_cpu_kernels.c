@@ -351,6 +351,28 @@ int main(void)
             }
         g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
     }
+    /* NCHW FLOAT strided 1x1 backward filter, ALGO_1: with at least 16 channels per group x's
+     * strided positions are gathered transposed straight into the workspace (16-channel blocks,
+     * rows of up to 256 output columns: 300 columns take two pieces) and the product runs with
+     * B not transposed; strides 2 and 3 (and 2 x 1), channel counts off the 16 block, two groups,
+     * one and three images (beta = 1 after the first), every alpha/beta pair. */
+    {
+        g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+        static const int cs[][7] = { /* n, c, k, h, w, sh, sw */
+            { 1, 16, 24, 9, 11, 2, 2 }, { 3, 37, 20, 10, 13, 3, 3 }, { 1, 64, 48, 3, 600, 2, 2 }, { 2, 40, 33, 8, 7, 2, 1 } };
+        int t = 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            for (int a = 0; a < 4; a++, t++) {
+                const int *c = cs[i];
+                const int P = (c[3] - 1) / c[5] + 1, Q = (c[4] - 1) / c[6] + 1;
+                prob pb = { c[0], c[1], c[2], c[3], c[4], 1, 1, 0, 0, c[5], c[6], 1, 1, P, Q, t % 2, 0, 0, 1 };
+                run_case(h, &pb, 2, ab[a][0], ab[a][1]);
+            }
+        /* two groups of 16 channels */
+        prob pg = { 2, 32, 32, 9, 9, 1, 1, 0, 0, 2, 2, 1, 1, 5, 5, 0, 0, 0, 2 };
+        run_case(h, &pg, 2, 0.5, -2);
+        g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+    }
     /* NCHW FLOAT backward data, ALGO_1, through the GEMM forms the heuristic prefers there:
      * strided unpadded 1x1 (stride 2 and 3; beta == 0 takes the row memset and strided stores,
      * beta != 0 the blending copy; K = 300 > 256 with at least 384 output pixels runs the
