@@ -16,6 +16,7 @@
 
 extern const fdnn_conv_impl fdnn_conv_fwd__direct_nhwc, fdnn_conv_bwd_data__direct_nhwc, fdnn_conv_bwd_filter__direct_nhwc;
 extern const fdnn_conv_impl fdnn_conv_fwd__depthwise_nhwc, fdnn_conv_bwd_data__depthwise_nhwc, fdnn_conv_bwd_filter__depthwise_nhwc;
+extern const fdnn_conv_impl fdnn_conv_fwd__depthwise_nchw, fdnn_conv_bwd_data__depthwise_nchw, fdnn_conv_bwd_filter__depthwise_nchw;
 extern const fdnn_conv_impl fdnn_conv_fwd__gemm_pref, fdnn_conv_bwd_data__gemm_pref, fdnn_conv_bwd_filter__gemm_pref;
 extern const fdnn_conv_impl fdnn_conv_fwd__gemm_nhwc_1x1, fdnn_conv_bwd_data__gemm_nhwc_1x1, fdnn_conv_bwd_filter__gemm_nhwc_1x1;
 extern const fdnn_conv_impl fdnn_conv_fwd__gemm_nhwc_col, fdnn_conv_bwd_data__gemm_nhwc_col, fdnn_conv_bwd_filter__gemm_nhwc_col;
@@ -181,17 +182,20 @@ CVT_ENTRY(fwd, gemm_pref, CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
 CVT_ENTRY(fwd, gemm_nhwc_1x1, CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
 CVT_ENTRY(fwd, gemm_nhwc_col, CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
 CVT_ENTRY(fwd, direct_nhwc, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+CVT_ENTRY(fwd, depthwise_nchw, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
 CVT_ENTRY(fwd, depthwise_nhwc, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
 CVT_ENTRY(fwd, im2col_gemm, CUDNN_CONVOLUTION_FWD_ALGO_GEMM)
 CVT_ENTRY(bwd_data, gemm_pref, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
 CVT_ENTRY(bwd_data, gemm_nhwc_1x1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
 CVT_ENTRY(bwd_data, gemm_nhwc_col, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
 CVT_ENTRY(bwd_data, direct_nhwc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
+CVT_ENTRY(bwd_data, depthwise_nchw, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
 CVT_ENTRY(bwd_data, depthwise_nhwc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
 CVT_ENTRY(bwd_data, im2col_gemm, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1)
 CVT_ENTRY(bwd_filter, gemm_pref, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1)
 CVT_ENTRY(bwd_filter, gemm_nhwc_1x1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1)
 CVT_ENTRY(bwd_filter, gemm_nhwc_col, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1)
 CVT_ENTRY(bwd_filter, direct_nhwc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3)
+CVT_ENTRY(bwd_filter, depthwise_nchw, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3)
 CVT_ENTRY(bwd_filter, depthwise_nhwc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3)
 CVT_ENTRY(bwd_filter, im2col_gemm, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1)

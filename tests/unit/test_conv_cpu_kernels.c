@@ -351,6 +351,27 @@ int main(void)
             }
         g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
     }
+    /* NCHW depthwise, stride 1 (conv_depthwise_nchw.c on AVX-512 CPUs: vectors along W, masked
+     * loads at the image's left and right edges): 3x3 through the sliding-window kernels (padding
+     * 0 / 1 / 2, row dilation 2), other filters (5x5, 3x5, 7x7, column dilation 2) through the
+     * generic loops; widths below, at and above one 16-column vector, one to three images, both
+     * filter formats, convolution and cross-correlation, all three directions (backward data with
+     * pad <= (filter-1)*dilation), every alpha/beta pair. */
+    {
+        static const int cs[][10] = { /* n, c, h, w, r, s, ph, pw, dh, dw */
+            { 1, 144, 9, 56, 3, 3, 1, 1, 1, 1 }, { 2, 5, 11, 7, 3, 3, 1, 1, 1, 1 },  { 3, 3, 6, 16, 3, 3, 0, 0, 1, 1 },
+            { 1, 4, 13, 17, 3, 3, 2, 2, 1, 1 },  { 2, 6, 12, 40, 3, 3, 2, 1, 2, 1 }, { 1, 7, 10, 21, 5, 5, 2, 2, 1, 1 },
+            { 2, 3, 9, 33, 3, 5, 1, 2, 1, 1 },   { 1, 2, 14, 19, 7, 7, 3, 3, 1, 1 }, { 1, 4, 9, 23, 3, 3, 2, 2, 1, 2 } };
+        int t = 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+            for (int dir = 0; dir < 3; dir++, t++) {
+                const int *c = cs[i];
+                const int P = c[2] + 2 * c[6] - c[8] * (c[4] - 1), Q = c[3] + 2 * c[7] - c[9] * (c[5] - 1);
+                prob pb = { c[0], c[1], c[1], c[2], c[3], c[4], c[5], c[6], c[7], 1, 1, c[8], c[9], P, Q, t % 2, 0, t % 3 == 0, c[1] };
+                run_case(h, &pb, dir, ab[t % 4][0], ab[t % 4][1]);
+                run_case(h, &pb, dir, ab[(t + 1) % 4][0], ab[(t + 1) % 4][1]);
+            }
+    }
     /* NCHW FLOAT strided 1x1 backward filter, ALGO_1: with at least 16 channels per group x's
      * strided positions are gathered transposed straight into the workspace (16-channel blocks,
      * rows of up to 256 output columns: 300 columns take two pieces) and the product runs with

@@ -1,0 +1,130 @@
+/* Depthwise convolution (groups == C == K) on NCHW-like activations, FLOAT, 2-D, stride 1, filters
+ * up to 7x7 with any padding and dilation, on CPUs with AVX-512: each channel's plane is contiguous
+ * along W, so the kernels (conv_depthwise_nchw_avx512.c) run 16 output columns a vector with the
+ * filter taps broadcast, straight from x / dy and into y / dx: no copy into channel-innermost
+ * buffers and back, which the NHWC depthwise kernels needed for NCHW tensors (dw_3x3_144_56 NCHW,
+ * 2 threads: 0.36-0.41 ms a direction through them). Backward data is the forward over dy with the
+ * filter flipped and padding (R-1)*dilation - pad (so pad <= (R-1)*dilation); the weight gradient
+ * reduces each channel in one thread in a fixed order (deterministic) into workspace sums, then
+ * blends alpha * sum + beta * dw. Listed under the same algorithm enums as the other depthwise
+ * kernels (fwd IMPLICIT_PRECOMP_GEMM, bwd-data ALGO_1, bwd-filter ALGO_3), before them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "conv_cpu.h"
+#include "conv_depthwise_nchw.h"
+#include "cpu_features.h"
+
+static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
+{
+#ifndef FDNN_HAVE_AVX512
+    snprintf(why, n, "the NCHW depthwise kernels need a build with AVX-512");
+    return 0;
+#else
+    if (!fdnn_cpu_has_avx512()) {
+        snprintf(why, n, "the NCHW depthwise kernels need AVX-512 (F, BW, DQ, VL), which this CPU lacks");
+        return 0;
+    }
+    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
+        snprintf(why, n, "the NCHW depthwise kernels handle FLOAT only");
+        return 0;
+    }
+    if (p->g != p->c || p->k != p->c || p->g == 1) {
+        snprintf(why, n, "the NCHW depthwise kernels need groups == C == K > 1");
+        return 0;
+    }
+    if (p->flt[0] != 1 || p->in[0] != 1 || p->out[0] != 1 || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) {
+        snprintf(why, n, "the NCHW depthwise kernels handle 2-D, non-vectorised tensors only");
+        return 0;
+    }
+    if (p->flt[1] > FDNN_DWC_MAXR || p->flt[2] > FDNN_DWC_MAXR) {
+        snprintf(why, n, "the NCHW depthwise kernels handle filters up to %dx%d", FDNN_DWC_MAXR, FDNN_DWC_MAXR);
+        return 0;
+    }
+    if (p->stride[1] != 1 || p->stride[2] != 1) {
+        snprintf(why, n, "the NCHW depthwise kernels need stride 1");
+        return 0;
+    }
+    /* columns contiguous and channels not innermost (channel-innermost data goes to the NHWC kernels) */
+    if (p->xs[4] != 1 || p->ys[4] != 1 || (p->xs[1] == 1 && p->in[2] > 1) || (p->ys[1] == 1 && p->out[2] > 1)) {
+        snprintf(why, n, "the NCHW depthwise kernels need x and y with contiguous rows and channels not innermost");
+        return 0;
+    }
+    if (p->dir == FDNN_CONV_BWD_DATA && (p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2])) {
+        snprintf(why, n, "the NCHW depthwise backward-data kernel needs pad <= (filter-1)*dilation");
+        return 0;
+    }
+    return 1;
+#endif
+}
+
+static size_t workspace(const fdnn_conv_problem *p)
+{
+    /* taps with alpha (forward / backward data) or the gradient sums (backward filter) */
+    return (size_t)p->c * p->flt[1] * p->flt[2] * sizeof(float);
+}
+
+static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
+{
+    (void)h;
+    if (!a->workspace || a->workspace_size < workspace(p))
+        return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, workspace(p));
+#ifndef FDNN_HAVE_AVX512
+    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the NCHW depthwise kernels need a build with AVX-512");
+#else
+    const int R = p->flt[1], S = p->flt[2], C = p->c, cc = p->cross_correlation;
+    float *tw = a->workspace;
+    if (p->dir == FDNN_CONV_BWD_FILTER) {
+        fdnn_dwc_wgrad k = { .n = p->n, .c = C, .ih = p->in[1], .iw = p->in[2], .p = p->out[1], .q = p->out[2], .r = R, .s = S,
+                             .ph = p->pad[1], .pw = p->pad[2], .dh = p->dil[1], .dw = p->dil[2], .x = a->x, .xn = p->xs[0], .xc = p->xs[1],
+                             .xh = p->xs[3], .dy = a->y, .yn = p->ys[0], .yc = p->ys[1], .yh = p->ys[3], .sum = tw };
+        fdnn_avx512_dwc_wgrad(&k);
+        float *dw = a->out;
+        const float alpha = (float)a->alpha, beta = (float)a->beta;
+#pragma omp parallel for schedule(static)
+        for (int c = 0; c < C; c++)
+            for (int r = 0; r < R; r++)
+                for (int s = 0; s < S; s++) {
+                    /* tap (r, s) of the sums is filter tap (r, s) for cross-correlation, flipped for convolution */
+                    const int64_t wo = fdnn_conv_off(p->ws, 1, c, 0, 0, cc ? r : R - 1 - r, cc ? s : S - 1 - s);
+                    float v = alpha * tw[((int64_t)c * R + r) * S + s];
+                    if (beta != 0) v += beta * dw[wo];
+                    dw[wo] = v;
+                }
+        return CUDNN_STATUS_SUCCESS;
+    }
+    const int bwd = p->dir == FDNN_CONV_BWD_DATA;
+    /* the taps in the order the kernel applies them, times alpha: x[.. + r*dh] meets w[r] for
+     * cross-correlation and w[R-1-r] for convolution; backward data the other way round */
+    const float *w = a->w;
+    const float alpha = (float)a->alpha;
+    for (int c = 0; c < C; c++)
+        for (int r = 0; r < R; r++)
+            for (int s = 0; s < S; s++) {
+                const int same = cc ^ bwd;
+                tw[((int64_t)c * R + r) * S + s] = alpha * w[fdnn_conv_off(p->ws, 1, c, 0, 0, same ? r : R - 1 - r, same ? s : S - 1 - s)];
+            }
+    fdnn_dwc_fwd k = { .n = p->n, .c = C, .r = R, .s = S, .dh = p->dil[1], .dw = p->dil[2], .wt = tw, .beta = (float)a->beta };
+    if (bwd) { /* dx = the forward over dy, padding (R-1)*dil - pad */
+        k.ih = p->out[1], k.iw = p->out[2], k.p = p->in[1], k.q = p->in[2];
+        k.ph = (R - 1) * p->dil[1] - p->pad[1], k.pw = (S - 1) * p->dil[2] - p->pad[2];
+        k.x = a->y, k.xn = p->ys[0], k.xc = p->ys[1], k.xh = p->ys[3];
+        k.y = a->out, k.yn = p->xs[0], k.yc = p->xs[1], k.yh = p->xs[3];
+    } else {
+        k.ih = p->in[1], k.iw = p->in[2], k.p = p->out[1], k.q = p->out[2], k.ph = p->pad[1], k.pw = p->pad[2];
+        k.x = a->x, k.xn = p->xs[0], k.xc = p->xs[1], k.xh = p->xs[3];
+        k.y = a->out, k.yn = p->ys[0], k.yc = p->ys[1], k.yh = p->ys[3];
+    }
+    fdnn_avx512_dwc_fwd(&k);
+    return CUDNN_STATUS_SUCCESS;
+#endif
+}
+
+const fdnn_conv_impl fdnn_conv_fwd__depthwise_nchw = {
+    "conv_fwd__depthwise_nchw", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 1, CUDNN_FMA_MATH, applicable, workspace, run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_data__depthwise_nchw = {
+    "conv_bwd_data__depthwise_nchw", CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, 1, CUDNN_FMA_MATH, applicable, workspace, run,
+};
+const fdnn_conv_impl fdnn_conv_bwd_filter__depthwise_nchw = {
+    "conv_bwd_filter__depthwise_nchw", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, 1, CUDNN_FMA_MATH, applicable, workspace, run,
+};

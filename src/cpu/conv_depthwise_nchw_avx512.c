@@ -1,0 +1,185 @@
+/* AVX-512 kernels of the NCHW depthwise convolution (conv_depthwise_nchw.c): each channel's plane
+ * is contiguous along W, so vectors run along W (16 output columns) and the filter taps are
+ * broadcast scalars; x columns left or right of the image are masked loads (AVX-512 suppresses
+ * faults on masked-off lanes, so a load may start before the row). This file alone is compiled
+ * with -mavx512*; it is only called after fdnn_cpu_has_avx512() said yes. */
+#include "conv_depthwise_nchw.h"
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+#include "simd_util.h"
+
+/* lanes l of a 16-column load at column col that lie inside [0, w) */
+static inline __mmask16 col_mask(int col, int w)
+{
+    const int lo = col < 0 ? -col : 0;
+    int hi = w - col;
+    if (hi > 16) hi = 16;
+    if (hi <= lo) return 0;
+    return (__mmask16)((0xFFFFu >> (16 - hi)) & ~((1u << lo) - 1u));
+}
+
+/* Output rows [oh0, oh1) of one plane, one 16-column strip at ow (lanes past q masked): the
+ * load masks of the strip's taps are found once, then the rows run down the strip (the plane is
+ * small enough to stay in L1). K3 (3x3, column dilation 1): a window of the three input rows' x
+ * vectors (3 shifts each) slides down, so each output vector costs 3 loads and 9 FMAs with the 9
+ * taps in registers; otherwise R*S loads and FMAs with the taps broadcast from memory. wt holds
+ * alpha; beta == 0: y not read. */
+ALWAYS_INLINE void dwc_strip(const int K3, const fdnn_dwc_fwd *a, const float *xp, float *yp, const float *wt, const __m512 *w9, int oh0,
+                             int oh1, int ow)
+{
+    const int R = K3 ? 3 : a->r, S = K3 ? 3 : a->s, dw = K3 ? 1 : a->dw;
+    const __mmask16 my = col_mask(ow, a->q);
+    __mmask16 mk[FDNN_DWC_MAXR];
+    for (int s = 0; s < S; s++) mk[s] = col_mask(ow - a->pw + s * dw, a->iw) & my;
+    const __m512 vb = _mm512_set1_ps(a->beta);
+    const float beta = a->beta;
+    if (K3) {
+        /* locals, so that the stores to y (which may alias *a as far as the compiler knows) do
+         * not force reloads; the three tap masks in mask registers */
+        const float *x0 = xp + ow - a->pw;
+        const int ih = a->ih, dh = a->dh, ph = a->ph;
+        const int64_t xh = a->xh, yh = a->yh;
+        const __mmask16 m0 = mk[0], m1 = mk[1], m2 = mk[2];
+        const __m512 w0 = w9[0], w1 = w9[1], w2 = w9[2], w3 = w9[3], w4 = w9[4], w5 = w9[5], w6 = w9[6], w7 = w9[7], w8 = w9[8];
+        __m512 a0, a1, a2, b0, b1, b2, c0, c1, c2;
+        /* the window for output row oh holds input rows oh - ph + {0, dh, 2 dh} (zeros outside) */
+#define DWC_LOAD(ROW, V0, V1, V2)                                                                              \
+        {                                                                                                      \
+            const int y_ = (ROW);                                                                              \
+            if (y_ >= 0 && y_ < ih) {                                                                          \
+                const float *xr_ = x0 + (int64_t)y_ * xh;                                                      \
+                V0 = _mm512_maskz_loadu_ps(m0, xr_), V1 = _mm512_maskz_loadu_ps(m1, xr_ + 1), V2 = _mm512_maskz_loadu_ps(m2, xr_ + 2); \
+            } else                                                                                             \
+                V0 = V1 = V2 = _mm512_setzero_ps();                                                            \
+        }
+        DWC_LOAD(oh0 - ph, a0, a1, a2)
+        DWC_LOAD(oh0 - ph + dh, b0, b1, b2)
+        float *y = yp + (int64_t)oh0 * yh + ow;
+        for (int oh = oh0; oh < oh1; oh++, y += yh) {
+            DWC_LOAD(oh - ph + 2 * dh, c0, c1, c2)
+            /* three independent chains (one per filter row), not one of 9 dependent FMAs */
+            __m512 p0 = _mm512_mul_ps(w0, a0), p1 = _mm512_mul_ps(w3, b0), p2 = _mm512_mul_ps(w6, c0);
+            p0 = _mm512_fmadd_ps(w1, a1, p0), p1 = _mm512_fmadd_ps(w4, b1, p1), p2 = _mm512_fmadd_ps(w7, c1, p2);
+            p0 = _mm512_fmadd_ps(w2, a2, p0), p1 = _mm512_fmadd_ps(w5, b2, p1), p2 = _mm512_fmadd_ps(w8, c2, p2);
+            __m512 acc = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+            if (beta != 0) acc = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(my, y), acc);
+            _mm512_mask_storeu_ps(y, my, acc);
+            if (dh == 1) {
+                a0 = b0, a1 = b1, a2 = b2, b0 = c0, b1 = c1, b2 = c2;
+            } else { /* dilated rows: reload the window */
+                DWC_LOAD(oh + 1 - ph, a0, a1, a2)
+                DWC_LOAD(oh + 1 - ph + dh, b0, b1, b2)
+            }
+        }
+#undef DWC_LOAD
+        return;
+    }
+    for (int oh = oh0; oh < oh1; oh++) {
+        __m512 acc = _mm512_setzero_ps();
+        for (int r = 0; r < R; r++) {
+            const int y = oh - a->ph + r * a->dh;
+            if (y < 0 || y >= a->ih) continue;
+            const float *xr = xp + (int64_t)y * a->xh + ow - a->pw;
+            for (int s = 0; s < S; s++) acc = _mm512_fmadd_ps(_mm512_set1_ps(wt[r * S + s]), _mm512_maskz_loadu_ps(mk[s], xr + s * dw), acc);
+        }
+        float *y = yp + (int64_t)oh * a->yh + ow;
+        if (beta != 0) acc = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(my, y), acc);
+        _mm512_mask_storeu_ps(y, my, acc);
+    }
+}
+
+void fdnn_avx512_dwc_fwd(const fdnn_dwc_fwd *a)
+{
+    const int k3 = a->r == 3 && a->s == 3 && a->dw == 1;
+    const int nrb = (a->p + 31) / 32; /* tasks: (plane, block of 32 output rows) */
+    const int64_t tasks = (int64_t)a->n * a->c * nrb;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; t++) {
+        const int64_t pl = t / nrb;
+        const int n = (int)(pl / a->c), c = (int)(pl % a->c), oh0 = (int)(t % nrb) * 32;
+        const int oh1 = oh0 + 32 < a->p ? oh0 + 32 : a->p;
+        const float *wt = a->wt + (int64_t)c * a->r * a->s;
+        const float *xp = a->x + n * a->xn + c * a->xc;
+        float *yp = a->y + n * a->yn + c * a->yc;
+        if (k3) {
+            __m512 w9[9];
+            for (int i = 0; i < 9; i++) w9[i] = _mm512_set1_ps(wt[i]);
+            for (int ow = 0; ow < a->q; ow += 16) dwc_strip(1, a, xp, yp, wt, w9, oh0, oh1, ow);
+        } else {
+            for (int ow = 0; ow < a->q; ow += 16) dwc_strip(0, a, xp, yp, wt, NULL, oh0, oh1, ow);
+        }
+    }
+}
+
+/* The sums of one channel over every image and output row, one 16-column strip at a time with its
+ * tap masks found once: acc[r*S+s] (vectors over the strip) += dy * x shifted by the tap. K3 (3x3,
+ * undilated): x row y feeds output rows y + ph - r, so each x row is loaded once (3 shifts) into a
+ * sliding window and each output row costs 4 loads for 9 FMAs, the 9 sums in registers. */
+ALWAYS_INLINE void dwc_wg_channel(const int K3, const fdnn_dwc_wgrad *a, int c, float *sum)
+{
+    const int R = K3 ? 3 : a->r, S = K3 ? 3 : a->s, dh = K3 ? 1 : a->dh, dw = K3 ? 1 : a->dw;
+    __m512 acc[FDNN_DWC_MAXR * FDNN_DWC_MAXR];
+    for (int i = 0; i < R * S; i++) acc[i] = _mm512_setzero_ps();
+    for (int n = 0; n < a->n; n++) {
+        const float *xp = a->x + n * a->xn + c * a->xc, *dyp = a->dy + n * a->yn + c * a->yc;
+        for (int ow = 0; ow < a->q; ow += 16) {
+            const __mmask16 my = col_mask(ow, a->q);
+            __mmask16 mk[FDNN_DWC_MAXR];
+            for (int s = 0; s < S; s++) mk[s] = col_mask(ow - a->pw + s * dw, a->iw);
+            if (K3) {
+                const float *x0 = xp + ow - a->pw;
+                const int ih = a->ih, ph = a->ph, P = a->p;
+                const int64_t xh = a->xh, yh = a->yh;
+                const __mmask16 m0 = mk[0], m1 = mk[1], m2 = mk[2];
+                __m512 a0, a1, a2, b0, b1, b2, c0, c1, c2;
+#define DWC_LOAD(ROW, V0, V1, V2)                                                                              \
+                {                                                                                              \
+                    const int y_ = (ROW);                                                                      \
+                    if (y_ >= 0 && y_ < ih) {                                                                  \
+                        const float *xr_ = x0 + (int64_t)y_ * xh;                                              \
+                        V0 = _mm512_maskz_loadu_ps(m0, xr_), V1 = _mm512_maskz_loadu_ps(m1, xr_ + 1), V2 = _mm512_maskz_loadu_ps(m2, xr_ + 2); \
+                    } else                                                                                     \
+                        V0 = V1 = V2 = _mm512_setzero_ps();                                                    \
+                }
+                DWC_LOAD(-ph, a0, a1, a2)
+                DWC_LOAD(1 - ph, b0, b1, b2)
+                __m512 s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3], s4 = acc[4], s5 = acc[5], s6 = acc[6], s7 = acc[7], s8 = acc[8];
+                const float *yr = dyp + ow;
+                for (int oh = 0; oh < P; oh++, yr += yh) {
+                    DWC_LOAD(oh - ph + 2, c0, c1, c2)
+                    const __m512 g = _mm512_maskz_loadu_ps(my, yr); /* zero past q */
+                    s0 = _mm512_fmadd_ps(g, a0, s0), s1 = _mm512_fmadd_ps(g, a1, s1), s2 = _mm512_fmadd_ps(g, a2, s2);
+                    s3 = _mm512_fmadd_ps(g, b0, s3), s4 = _mm512_fmadd_ps(g, b1, s4), s5 = _mm512_fmadd_ps(g, b2, s5);
+                    s6 = _mm512_fmadd_ps(g, c0, s6), s7 = _mm512_fmadd_ps(g, c1, s7), s8 = _mm512_fmadd_ps(g, c2, s8);
+                    a0 = b0, a1 = b1, a2 = b2, b0 = c0, b1 = c1, b2 = c2;
+                }
+#undef DWC_LOAD
+                acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3, acc[4] = s4, acc[5] = s5, acc[6] = s6, acc[7] = s7, acc[8] = s8;
+                continue;
+            }
+            for (int oh = 0; oh < a->p; oh++) {
+                const __m512 g = _mm512_maskz_loadu_ps(my, dyp + (int64_t)oh * a->yh + ow);
+                for (int r = 0; r < R; r++) {
+                    const int y = oh - a->ph + r * dh;
+                    if (y < 0 || y >= a->ih) continue;
+                    const float *xr = xp + (int64_t)y * a->xh + ow - a->pw;
+                    for (int s = 0; s < S; s++) acc[r * S + s] = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(mk[s], xr + s * dw), acc[r * S + s]);
+                }
+            }
+        }
+    }
+    for (int i = 0; i < R * S; i++) sum[i] = _mm512_reduce_add_ps(acc[i]);
+}
+
+void fdnn_avx512_dwc_wgrad(const fdnn_dwc_wgrad *a)
+{
+    const int k3 = a->r == 3 && a->s == 3 && a->dh == 1 && a->dw == 1;
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < a->c; c++) {
+        float *sum = a->sum + (int64_t)c * a->r * a->s;
+        if (k3) dwc_wg_channel(1, a, c, sum);
+        else dwc_wg_channel(0, a, c, sum);
+    }
+}
+#endif
