@@ -19,6 +19,19 @@ static inline __mmask16 col_mask(int col, int w)
     return (__mmask16)((0xFFFFu >> (16 - hi)) & ~((1u << lo) - 1u));
 }
 
+/* x's row y of a strip at x0 (x0 + y * xh), at column shifts 0, 1, 2 under the tap masks; zeros
+ * where the row lies outside the image */
+ALWAYS_INLINE void dwc_load3(const float *x0, int y, int ih, int64_t xh, __mmask16 m0, __mmask16 m1, __mmask16 m2, __m512 *v0, __m512 *v1,
+                             __m512 *v2)
+{
+    if (y >= 0 && y < ih) {
+        const float *xr = x0 + (int64_t)y * xh;
+        *v0 = _mm512_maskz_loadu_ps(m0, xr), *v1 = _mm512_maskz_loadu_ps(m1, xr + 1), *v2 = _mm512_maskz_loadu_ps(m2, xr + 2);
+    } else {
+        *v0 = *v1 = *v2 = _mm512_setzero_ps();
+    }
+}
+
 /* Output rows [oh0, oh1) of one plane, one 16-column strip at ow (lanes past q masked): the
  * load masks of the strip's taps are found once, then the rows run down the strip (the plane is
  * small enough to stay in L1). K3 (3x3, column dilation 1): a window of the three input rows' x
@@ -44,20 +57,11 @@ ALWAYS_INLINE void dwc_strip(const int K3, const fdnn_dwc_fwd *a, const float *x
         const __m512 w0 = w9[0], w1 = w9[1], w2 = w9[2], w3 = w9[3], w4 = w9[4], w5 = w9[5], w6 = w9[6], w7 = w9[7], w8 = w9[8];
         __m512 a0, a1, a2, b0, b1, b2, c0, c1, c2;
         /* the window for output row oh holds input rows oh - ph + {0, dh, 2 dh} (zeros outside) */
-#define DWC_LOAD(ROW, V0, V1, V2)                                                                              \
-        {                                                                                                      \
-            const int y_ = (ROW);                                                                              \
-            if (y_ >= 0 && y_ < ih) {                                                                          \
-                const float *xr_ = x0 + (int64_t)y_ * xh;                                                      \
-                V0 = _mm512_maskz_loadu_ps(m0, xr_), V1 = _mm512_maskz_loadu_ps(m1, xr_ + 1), V2 = _mm512_maskz_loadu_ps(m2, xr_ + 2); \
-            } else                                                                                             \
-                V0 = V1 = V2 = _mm512_setzero_ps();                                                            \
-        }
-        DWC_LOAD(oh0 - ph, a0, a1, a2)
-        DWC_LOAD(oh0 - ph + dh, b0, b1, b2)
+        dwc_load3(x0, oh0 - ph, ih, xh, m0, m1, m2, &a0, &a1, &a2);
+        dwc_load3(x0, oh0 - ph + dh, ih, xh, m0, m1, m2, &b0, &b1, &b2);
         float *y = yp + (int64_t)oh0 * yh + ow;
         for (int oh = oh0; oh < oh1; oh++, y += yh) {
-            DWC_LOAD(oh - ph + 2 * dh, c0, c1, c2)
+            dwc_load3(x0, oh - ph + 2 * dh, ih, xh, m0, m1, m2, &c0, &c1, &c2);
             /* three independent chains (one per filter row), not one of 9 dependent FMAs */
             __m512 p0 = _mm512_mul_ps(w0, a0), p1 = _mm512_mul_ps(w3, b0), p2 = _mm512_mul_ps(w6, c0);
             p0 = _mm512_fmadd_ps(w1, a1, p0), p1 = _mm512_fmadd_ps(w4, b1, p1), p2 = _mm512_fmadd_ps(w7, c1, p2);
@@ -68,11 +72,10 @@ ALWAYS_INLINE void dwc_strip(const int K3, const fdnn_dwc_fwd *a, const float *x
             if (dh == 1) {
                 a0 = b0, a1 = b1, a2 = b2, b0 = c0, b1 = c1, b2 = c2;
             } else { /* dilated rows: reload the window */
-                DWC_LOAD(oh + 1 - ph, a0, a1, a2)
-                DWC_LOAD(oh + 1 - ph + dh, b0, b1, b2)
+                dwc_load3(x0, oh + 1 - ph, ih, xh, m0, m1, m2, &a0, &a1, &a2);
+                dwc_load3(x0, oh + 1 - ph + dh, ih, xh, m0, m1, m2, &b0, &b1, &b2);
             }
         }
-#undef DWC_LOAD
         return;
     }
     for (int oh = oh0; oh < oh1; oh++) {
@@ -133,28 +136,18 @@ ALWAYS_INLINE void dwc_wg_channel(const int K3, const fdnn_dwc_wgrad *a, int c, 
                 const int64_t xh = a->xh, yh = a->yh;
                 const __mmask16 m0 = mk[0], m1 = mk[1], m2 = mk[2];
                 __m512 a0, a1, a2, b0, b1, b2, c0, c1, c2;
-#define DWC_LOAD(ROW, V0, V1, V2)                                                                              \
-                {                                                                                              \
-                    const int y_ = (ROW);                                                                      \
-                    if (y_ >= 0 && y_ < ih) {                                                                  \
-                        const float *xr_ = x0 + (int64_t)y_ * xh;                                              \
-                        V0 = _mm512_maskz_loadu_ps(m0, xr_), V1 = _mm512_maskz_loadu_ps(m1, xr_ + 1), V2 = _mm512_maskz_loadu_ps(m2, xr_ + 2); \
-                    } else                                                                                     \
-                        V0 = V1 = V2 = _mm512_setzero_ps();                                                    \
-                }
-                DWC_LOAD(-ph, a0, a1, a2)
-                DWC_LOAD(1 - ph, b0, b1, b2)
+                dwc_load3(x0, -ph, ih, xh, m0, m1, m2, &a0, &a1, &a2);
+                dwc_load3(x0, 1 - ph, ih, xh, m0, m1, m2, &b0, &b1, &b2);
                 __m512 s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3], s4 = acc[4], s5 = acc[5], s6 = acc[6], s7 = acc[7], s8 = acc[8];
                 const float *yr = dyp + ow;
                 for (int oh = 0; oh < P; oh++, yr += yh) {
-                    DWC_LOAD(oh - ph + 2, c0, c1, c2)
+                    dwc_load3(x0, oh - ph + 2, ih, xh, m0, m1, m2, &c0, &c1, &c2);
                     const __m512 g = _mm512_maskz_loadu_ps(my, yr); /* zero past q */
                     s0 = _mm512_fmadd_ps(g, a0, s0), s1 = _mm512_fmadd_ps(g, a1, s1), s2 = _mm512_fmadd_ps(g, a2, s2);
                     s3 = _mm512_fmadd_ps(g, b0, s3), s4 = _mm512_fmadd_ps(g, b1, s4), s5 = _mm512_fmadd_ps(g, b2, s5);
                     s6 = _mm512_fmadd_ps(g, c0, s6), s7 = _mm512_fmadd_ps(g, c1, s7), s8 = _mm512_fmadd_ps(g, c2, s8);
                     a0 = b0, a1 = b1, a2 = b2, b0 = c0, b1 = c1, b2 = c2;
                 }
-#undef DWC_LOAD
                 acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3, acc[4] = s4, acc[5] = s5, acc[6] = s6, acc[7] = s7, acc[8] = s8;
                 continue;
             }
