@@ -1,27 +1,37 @@
 /* Depthwise convolution (groups == C == K) on NCHW-like activations, FLOAT, 2-D, stride 1, filters
- * up to 7x7 with any padding and dilation, on CPUs with AVX-512: each channel's plane is contiguous
- * along W, so the kernels (conv_depthwise_nchw_avx512.c) run 16 output columns a vector with the
- * filter taps broadcast, straight from x / dy and into y / dx: no copy into channel-innermost
- * buffers and back, which the NHWC depthwise kernels needed for NCHW tensors (dw_3x3_144_56 NCHW,
- * 2 threads: 0.36-0.41 ms a direction through them). Backward data is the forward over dy with the
- * filter flipped and padding (R-1)*dilation - pad (so pad <= (R-1)*dilation); the weight gradient
- * reduces each channel in one thread in a fixed order (deterministic) into workspace sums, then
- * blends alpha * sum + beta * dw. Listed under the same algorithm enums as the other depthwise
- * kernels (fwd IMPLICIT_PRECOMP_GEMM, bwd-data ALGO_1, bwd-filter ALGO_3), before them. */
+ * up to 7x7 with any padding and dilation, on CPUs with AVX-512 or AVX2: each channel's plane is
+ * contiguous along W, so the kernels (conv_depthwise_nchw_avx512.c, 16 columns a vector;
+ * conv_depthwise_nchw_avx2.c, 8) run along W with the filter taps broadcast, straight from x / dy
+ * and into y / dx: no copy into channel-innermost buffers and back, which the NHWC depthwise
+ * kernels needed for NCHW tensors (dw_3x3_144_56 NCHW, 2 threads: 0.36-0.41 ms a direction
+ * through them). Backward data is the forward over dy with the filter flipped and padding
+ * (R-1)*dilation - pad (so pad <= (R-1)*dilation); the weight gradient reduces each channel in
+ * one thread in a fixed order (deterministic) into workspace sums, then blends alpha * sum +
+ * beta * dw. Listed under the same algorithm enums as the other depthwise kernels (fwd
+ * IMPLICIT_PRECOMP_GEMM, bwd-data ALGO_1, bwd-filter ALGO_3), before them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "conv_cpu.h"
 #include "conv_depthwise_nchw.h"
 #include "cpu_features.h"
 
+/* the kernel set this CPU runs: 2 AVX-512, 1 AVX2 + FMA, 0 none (FREEDNN_CPU_NO_AVX512 /
+ * FREEDNN_CPU_NO_AVX2 honoured by the feature checks) */
+static int isa(void)
+{
+#ifdef FDNN_HAVE_AVX512
+    if (fdnn_cpu_has_avx512()) return 2;
+#endif
+#ifdef FDNN_HAVE_AVX2
+    if (fdnn_cpu_has_avx2()) return 1;
+#endif
+    return 0;
+}
+
 static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
 {
-#ifndef FDNN_HAVE_AVX512
-    snprintf(why, n, "the NCHW depthwise kernels need a build with AVX-512");
-    return 0;
-#else
-    if (!fdnn_cpu_has_avx512()) {
-        snprintf(why, n, "the NCHW depthwise kernels need AVX-512 (F, BW, DQ, VL), which this CPU lacks");
+    if (!isa()) {
+        snprintf(why, n, "the NCHW depthwise kernels need AVX-512 (F, BW, DQ, VL) or AVX2 with FMA, which this CPU or build lacks");
         return 0;
     }
     if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
@@ -54,7 +64,6 @@ static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
         return 0;
     }
     return 1;
-#endif
 }
 
 static size_t workspace(const fdnn_conv_problem *p)
@@ -63,25 +72,54 @@ static size_t workspace(const fdnn_conv_problem *p)
     return (size_t)p->c * p->flt[1] * p->flt[2] * sizeof(float);
 }
 
+typedef void (*rows_fn)(const fdnn_dwc_fwd *, int, int, int, int);
+typedef void (*wg_fn)(const fdnn_dwc_wgrad *, int, float *);
+
+/* the instruction set's kernels (isa() != 0) */
+static void kernels(int is, rows_fn *rows, wg_fn *wg)
+{
+    *rows = NULL, *wg = NULL;
+#ifdef FDNN_HAVE_AVX512
+    if (is == 2) *rows = fdnn_avx512_dwc_rows, *wg = fdnn_avx512_dwc_wg;
+#endif
+#ifdef FDNN_HAVE_AVX2
+    if (is == 1) *rows = fdnn_avx2_dwc_rows, *wg = fdnn_avx2_dwc_wg;
+#endif
+}
+
+/* tasks of (image, channel, block of 32 output rows), statically over the threads */
+static void fwd(rows_fn rows, const fdnn_dwc_fwd *k)
+{
+    const int nrb = (k->p + 31) / 32;
+    const int64_t tasks = (int64_t)k->n * k->c * nrb;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; t++) {
+        const int64_t pl = t / nrb;
+        const int oh0 = (int)(t % nrb) * 32;
+        rows(k, (int)(pl / k->c), (int)(pl % k->c), oh0, oh0 + 32 < k->p ? oh0 + 32 : k->p);
+    }
+}
+
 static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn_conv_args *a)
 {
     (void)h;
     if (!a->workspace || a->workspace_size < workspace(p))
         return FDNN_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace too small: %zu bytes, need %zu", a->workspace_size, workspace(p));
-#ifndef FDNN_HAVE_AVX512
-    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the NCHW depthwise kernels need a build with AVX-512");
-#else
+    rows_fn rows;
+    wg_fn wg;
+    kernels(isa(), &rows, &wg);
+    if (!rows || !wg) return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the NCHW depthwise kernels need AVX-512 or AVX2 with FMA, which this CPU or build lacks");
     const int R = p->flt[1], S = p->flt[2], C = p->c, cc = p->cross_correlation;
     float *tw = a->workspace;
     if (p->dir == FDNN_CONV_BWD_FILTER) {
         fdnn_dwc_wgrad k = { .n = p->n, .c = C, .ih = p->in[1], .iw = p->in[2], .p = p->out[1], .q = p->out[2], .r = R, .s = S,
                              .ph = p->pad[1], .pw = p->pad[2], .dh = p->dil[1], .dw = p->dil[2], .x = a->x, .xn = p->xs[0], .xc = p->xs[1],
                              .xh = p->xs[3], .dy = a->y, .yn = p->ys[0], .yc = p->ys[1], .yh = p->ys[3], .sum = tw };
-        fdnn_avx512_dwc_wgrad(&k);
         float *dw = a->out;
         const float alpha = (float)a->alpha, beta = (float)a->beta;
 #pragma omp parallel for schedule(static)
-        for (int c = 0; c < C; c++)
+        for (int c = 0; c < C; c++) {
+            wg(&k, c, tw + (int64_t)c * R * S); /* each channel by one thread, in a fixed order */
             for (int r = 0; r < R; r++)
                 for (int s = 0; s < S; s++) {
                     /* tap (r, s) of the sums is filter tap (r, s) for cross-correlation, flipped for convolution */
@@ -90,6 +128,7 @@ static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
                     if (beta != 0) v += beta * dw[wo];
                     dw[wo] = v;
                 }
+        }
         return CUDNN_STATUS_SUCCESS;
     }
     const int bwd = p->dir == FDNN_CONV_BWD_DATA;
@@ -114,9 +153,8 @@ static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
         k.x = a->x, k.xn = p->xs[0], k.xc = p->xs[1], k.xh = p->xs[3];
         k.y = a->out, k.yn = p->ys[0], k.yc = p->ys[1], k.yh = p->ys[3];
     }
-    fdnn_avx512_dwc_fwd(&k);
+    fwd(rows, &k);
     return CUDNN_STATUS_SUCCESS;
-#endif
 }
 
 const fdnn_conv_impl fdnn_conv_fwd__depthwise_nchw = {

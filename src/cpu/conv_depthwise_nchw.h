@@ -1,5 +1,6 @@
 /* NCHW depthwise convolution (groups == C == K), FLOAT, 2-D, stride 1: vectors along each
- * channel's W (conv_depthwise_nchw_avx512.c), driven by conv_depthwise_nchw.c. */
+ * channel's W (conv_depthwise_nchw_avx512.c, conv_depthwise_nchw_avx2.c), driven by
+ * conv_depthwise_nchw.c. */
 #ifndef FDNN_CPU_CONV_DEPTHWISE_NCHW_H
 #define FDNN_CPU_CONV_DEPTHWISE_NCHW_H
 #include <stdint.h>
@@ -18,10 +19,12 @@ typedef struct fdnn_dwc_fwd {
     const float *wt;
     float beta;
 } fdnn_dwc_fwd;
-void fdnn_avx512_dwc_fwd(const fdnn_dwc_fwd *a);
+/* output rows [oh0, oh1) of image n, channel c (AVX2: the same, 8 columns a vector) */
+void fdnn_avx512_dwc_rows(const fdnn_dwc_fwd *a, int n, int c, int oh0, int oh1);
+void fdnn_avx2_dwc_rows(const fdnn_dwc_fwd *a, int n, int c, int oh0, int oh1);
 
 /* sum[c][r][s] = sum_{n,oh,ow} dy[n,c,oh,ow] * x[n,c,oh - ph + r*dh, ow - pw + s*dw], each
- * channel by one thread in a fixed order (images, rows, 16-column vectors, then the 16 lanes) */
+ * channel by one thread in a fixed order (images, 16- or 8-column strips, rows, then the lanes) */
 typedef struct fdnn_dwc_wgrad {
     int n, c, ih, iw, p, q, r, s, ph, pw, dh, dw;
     const float *x;
@@ -30,5 +33,7 @@ typedef struct fdnn_dwc_wgrad {
     int64_t yn, yc, yh;
     float *sum;
 } fdnn_dwc_wgrad;
-void fdnn_avx512_dwc_wgrad(const fdnn_dwc_wgrad *a);
+/* the R*S sums of channel c into sum */
+void fdnn_avx512_dwc_wg(const fdnn_dwc_wgrad *a, int c, float *sum);
+void fdnn_avx2_dwc_wg(const fdnn_dwc_wgrad *a, int c, float *sum);
 #endif

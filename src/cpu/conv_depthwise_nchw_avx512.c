@@ -92,26 +92,16 @@ ALWAYS_INLINE void dwc_strip(const int K3, const fdnn_dwc_fwd *a, const float *x
     }
 }
 
-void fdnn_avx512_dwc_fwd(const fdnn_dwc_fwd *a)
+void fdnn_avx512_dwc_rows(const fdnn_dwc_fwd *a, int n, int c, int oh0, int oh1)
 {
-    const int k3 = a->r == 3 && a->s == 3 && a->dw == 1;
-    const int nrb = (a->p + 31) / 32; /* tasks: (plane, block of 32 output rows) */
-    const int64_t tasks = (int64_t)a->n * a->c * nrb;
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; t++) {
-        const int64_t pl = t / nrb;
-        const int n = (int)(pl / a->c), c = (int)(pl % a->c), oh0 = (int)(t % nrb) * 32;
-        const int oh1 = oh0 + 32 < a->p ? oh0 + 32 : a->p;
-        const float *wt = a->wt + (int64_t)c * a->r * a->s;
-        const float *xp = a->x + n * a->xn + c * a->xc;
-        float *yp = a->y + n * a->yn + c * a->yc;
-        if (k3) {
-            __m512 w9[9];
-            for (int i = 0; i < 9; i++) w9[i] = _mm512_set1_ps(wt[i]);
-            for (int ow = 0; ow < a->q; ow += 16) dwc_strip(1, a, xp, yp, wt, w9, oh0, oh1, ow);
-        } else {
-            for (int ow = 0; ow < a->q; ow += 16) dwc_strip(0, a, xp, yp, wt, NULL, oh0, oh1, ow);
-        }
+    const float *wt = a->wt + (int64_t)c * a->r * a->s, *xp = a->x + n * a->xn + c * a->xc;
+    float *yp = a->y + n * a->yn + c * a->yc;
+    if (a->r == 3 && a->s == 3 && a->dw == 1) {
+        __m512 w9[9];
+        for (int i = 0; i < 9; i++) w9[i] = _mm512_set1_ps(wt[i]);
+        for (int ow = 0; ow < a->q; ow += 16) dwc_strip(1, a, xp, yp, wt, w9, oh0, oh1, ow);
+    } else {
+        for (int ow = 0; ow < a->q; ow += 16) dwc_strip(0, a, xp, yp, wt, NULL, oh0, oh1, ow);
     }
 }
 
@@ -165,14 +155,9 @@ ALWAYS_INLINE void dwc_wg_channel(const int K3, const fdnn_dwc_wgrad *a, int c, 
     for (int i = 0; i < R * S; i++) sum[i] = _mm512_reduce_add_ps(acc[i]);
 }
 
-void fdnn_avx512_dwc_wgrad(const fdnn_dwc_wgrad *a)
+void fdnn_avx512_dwc_wg(const fdnn_dwc_wgrad *a, int c, float *sum)
 {
-    const int k3 = a->r == 3 && a->s == 3 && a->dh == 1 && a->dw == 1;
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < a->c; c++) {
-        float *sum = a->sum + (int64_t)c * a->r * a->s;
-        if (k3) dwc_wg_channel(1, a, c, sum);
-        else dwc_wg_channel(0, a, c, sum);
-    }
+    if (a->r == 3 && a->s == 3 && a->dh == 1 && a->dw == 1) dwc_wg_channel(1, a, c, sum);
+    else dwc_wg_channel(0, a, c, sum);
 }
 #endif
