@@ -1,5 +1,6 @@
-/* Depthwise convolution (groups == C == K) on NCHW-like activations, FLOAT, 2-D, stride 1, filters
- * up to 7x7 with any padding and dilation, on CPUs with AVX-512 or AVX2: each channel's plane is
+/* Depthwise convolution (groups == C == K) on NCHW-like activations, FLOAT, 2-D, stride 1 (forward
+ * and weight gradient also column stride 2, row stride 1 or 2), filters up to 7x7 with any padding
+ * and dilation, on CPUs with AVX-512 or AVX2: each channel's plane is
  * contiguous along W, so the kernels (conv_depthwise_nchw_avx512.c, 16 columns a vector;
  * conv_depthwise_nchw_avx2.c, 8) run along W with the filter taps broadcast, straight from x / dy
  * and into y / dx: no copy into channel-innermost buffers and back, which the NHWC depthwise
@@ -50,8 +51,10 @@ static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
         snprintf(why, n, "the NCHW depthwise kernels handle filters up to %dx%d", FDNN_DWC_MAXR, FDNN_DWC_MAXR);
         return 0;
     }
-    if (p->stride[1] != 1 || p->stride[2] != 1) {
-        snprintf(why, n, "the NCHW depthwise kernels need stride 1");
+    /* strides 1 x 1, or column stride 2 with row stride 1 or 2 (forward and weight gradient) */
+    const int s11 = p->stride[1] == 1 && p->stride[2] == 1, s2 = p->stride[2] == 2 && p->stride[1] <= 2;
+    if (!s11 && !s2) {
+        snprintf(why, n, "the NCHW depthwise kernels need stride 1, or a column stride of 2 and a row stride of 1 or 2");
         return 0;
     }
     /* columns contiguous and channels not innermost (channel-innermost data goes to the NHWC kernels) */
@@ -59,7 +62,7 @@ static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
         snprintf(why, n, "the NCHW depthwise kernels need x and y with contiguous rows and channels not innermost");
         return 0;
     }
-    if (p->dir == FDNN_CONV_BWD_DATA && (p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2])) {
+    if (p->dir == FDNN_CONV_BWD_DATA && s11 && (p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2])) {
         snprintf(why, n, "the NCHW depthwise backward-data kernel needs pad <= (filter-1)*dilation");
         return 0;
     }
@@ -113,7 +116,8 @@ static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
     float *tw = a->workspace;
     if (p->dir == FDNN_CONV_BWD_FILTER) {
         fdnn_dwc_wgrad k = { .n = p->n, .c = C, .ih = p->in[1], .iw = p->in[2], .p = p->out[1], .q = p->out[2], .r = R, .s = S,
-                             .ph = p->pad[1], .pw = p->pad[2], .dh = p->dil[1], .dw = p->dil[2], .x = a->x, .xn = p->xs[0], .xc = p->xs[1],
+                             .ph = p->pad[1], .pw = p->pad[2], .dh = p->dil[1], .dw = p->dil[2], .sh = p->stride[1], .sw = p->stride[2],
+                             .x = a->x, .xn = p->xs[0], .xc = p->xs[1],
                              .xh = p->xs[3], .dy = a->y, .yn = p->ys[0], .yc = p->ys[1], .yh = p->ys[3], .sum = tw };
         float *dw = a->out;
         const float alpha = (float)a->alpha, beta = (float)a->beta;
@@ -131,7 +135,8 @@ static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
         }
         return CUDNN_STATUS_SUCCESS;
     }
-    const int bwd = p->dir == FDNN_CONV_BWD_DATA;
+    /* backward data of a strided layer runs the 'up' kernel with the forward's taps and padding */
+    const int up = p->dir == FDNN_CONV_BWD_DATA && p->stride[2] == 2, bwd = p->dir == FDNN_CONV_BWD_DATA && !up;
     /* the taps in the order the kernel applies them, times alpha: x[.. + r*dh] meets w[r] for
      * cross-correlation and w[R-1-r] for convolution; backward data the other way round */
     const float *w = a->w;
@@ -142,8 +147,14 @@ static cudnnStatus_t run(cudnnHandle_t h, const fdnn_conv_problem *p, const fdnn
                 const int same = cc ^ bwd;
                 tw[((int64_t)c * R + r) * S + s] = alpha * w[fdnn_conv_off(p->ws, 1, c, 0, 0, same ? r : R - 1 - r, same ? s : S - 1 - s)];
             }
-    fdnn_dwc_fwd k = { .n = p->n, .c = C, .r = R, .s = S, .dh = p->dil[1], .dw = p->dil[2], .wt = tw, .beta = (float)a->beta };
-    if (bwd) { /* dx = the forward over dy, padding (R-1)*dil - pad */
+    fdnn_dwc_fwd k = { .n = p->n, .c = C, .r = R, .s = S, .dh = p->dil[1], .dw = p->dil[2], .sh = p->stride[1], .sw = p->stride[2], .wt = tw,
+                       .beta = (float)a->beta };
+    if (up) { /* dx from dy, the taps the forward's, its padding and strides */
+        k.up = 1;
+        k.ih = p->out[1], k.iw = p->out[2], k.p = p->in[1], k.q = p->in[2], k.ph = p->pad[1], k.pw = p->pad[2];
+        k.x = a->y, k.xn = p->ys[0], k.xc = p->ys[1], k.xh = p->ys[3];
+        k.y = a->out, k.yn = p->xs[0], k.yc = p->xs[1], k.yh = p->xs[3];
+    } else if (bwd) { /* dx = the forward over dy, padding (R-1)*dil - pad */
         k.ih = p->out[1], k.iw = p->out[2], k.p = p->in[1], k.q = p->in[2];
         k.ph = (R - 1) * p->dil[1] - p->pad[1], k.pw = (S - 1) * p->dil[2] - p->pad[2];
         k.x = a->y, k.xn = p->ys[0], k.xc = p->ys[1], k.xh = p->ys[3];

@@ -92,10 +92,96 @@ ALWAYS_INLINE void dwc_strip(const int K3, const fdnn_dwc_fwd *a, const float *x
     }
 }
 
+/* the x row output row oh meets at filter row r, -1 where none: forward oh*sh - ph + r*dh;
+ * backward data of a strided layer (UP) (oh + ph - r*dh) / sh where exact */
+ALWAYS_INLINE int dwc_row(const int UP, int oh, int r, int sh, int ph, int dh, int ih)
+{
+    int yy = oh * sh - ph + r * dh;
+    if (UP) {
+        const int t = oh + ph - r * dh;
+        if (t < 0 || t % sh) return -1;
+        yy = t / sh;
+    }
+    return yy >= 0 && yy < ih ? yy : -1;
+}
+
+/* One tap's columns for a 16-column output strip: forward with column stride 2 (UP 0), output
+ * column ow + l reads x column 2*(ow + l) - pw + s*dw, the even lanes (ix) of two 16-column loads
+ * at off (masks m1, m2); backward data of such a layer (UP 1), output column i takes dy column
+ * (i + pw - s*dw) / 2 where exact: 8 values at off (mask m1) spread by ix to the lanes m2, the
+ * others zero */
+typedef struct dwc_tap {
+    int off;
+    __mmask16 m1, m2;
+    __m512i ix;
+} dwc_tap;
+
+ALWAYS_INLINE void dwc_tap_make(const int UP, int ow, int s, const fdnn_dwc_fwd *a, dwc_tap *t)
+{
+    if (UP) {
+        const int t0 = ow + a->pw - s * a->dw, e = t0 & 1; /* lanes l with t0 + l even take element (l - e) / 2 */
+        t->off = (t0 + e) / 2;
+        t->m1 = col_mask(t->off, a->iw) & 0xFF;
+        t->m2 = e ? 0xAAAA : 0x5555;
+        t->ix = e ? _mm512_setr_epi32(0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7) : _mm512_setr_epi32(0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0);
+    } else {
+        t->off = 2 * ow - a->pw + s * a->dw;
+        t->m1 = col_mask(t->off, a->iw), t->m2 = col_mask(t->off + 16, a->iw);
+        t->ix = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    }
+}
+
+ALWAYS_INLINE __m512 dwc_tap_load(const int UP, const float *xr, const dwc_tap *t)
+{
+    if (UP) return _mm512_maskz_permutexvar_ps(t->m2, t->ix, _mm512_maskz_loadu_ps(t->m1, xr + t->off));
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(t->m1, xr + t->off), t->ix, _mm512_maskz_loadu_ps(t->m2, xr + t->off + 16));
+}
+
+/* rows [oh0, oh1) of one plane, one 16-column strip at ow, of a column-stride-2 layer's forward
+ * (UP 0) or backward data (UP 1); K3: the 3x3 filter unrolled */
+ALWAYS_INLINE void dwc_strip_s2(const int K3, const int UP, const fdnn_dwc_fwd *a, const float *xp, float *yp, const float *wt, int oh0, int oh1,
+                                int ow)
+{
+    const int R = K3 ? 3 : a->r, S = K3 ? 3 : a->s, ih = a->ih, sh = a->sh, ph = a->ph, dh = a->dh;
+    const int64_t xh = a->xh, yh = a->yh;
+    const __mmask16 my = col_mask(ow, a->q);
+    dwc_tap tp[FDNN_DWC_MAXR];
+    for (int s = 0; s < S; s++) dwc_tap_make(UP, ow, s, a, &tp[s]);
+    const float beta = a->beta;
+    const __m512 vb = _mm512_set1_ps(beta);
+    float *y = yp + (int64_t)oh0 * yh + ow;
+    for (int oh = oh0; oh < oh1; oh++, y += yh) {
+        __m512 acc = _mm512_setzero_ps();
+#pragma GCC unroll 3
+        for (int r = 0; r < R; r++) {
+            const int yy = dwc_row(UP, oh, r, sh, ph, dh, ih);
+            if (yy < 0) continue;
+            const float *xr = xp + (int64_t)yy * xh;
+#pragma GCC unroll 3
+            for (int s = 0; s < S; s++) acc = _mm512_fmadd_ps(_mm512_set1_ps(wt[r * S + s]), dwc_tap_load(UP, xr, &tp[s]), acc);
+        }
+        if (beta != 0) acc = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(my, y), acc);
+        _mm512_mask_storeu_ps(y, my, acc);
+    }
+}
+
 void fdnn_avx512_dwc_rows(const fdnn_dwc_fwd *a, int n, int c, int oh0, int oh1)
 {
     const float *wt = a->wt + (int64_t)c * a->r * a->s, *xp = a->x + n * a->xn + c * a->xc;
     float *yp = a->y + n * a->yn + c * a->yc;
+    if (a->up || a->sw == 2) {
+        const int k3 = a->r == 3 && a->s == 3;
+        for (int ow = 0; ow < a->q; ow += 16) {
+            if (a->up) {
+                if (k3) dwc_strip_s2(1, 1, a, xp, yp, wt, oh0, oh1, ow);
+                else dwc_strip_s2(0, 1, a, xp, yp, wt, oh0, oh1, ow);
+            } else {
+                if (k3) dwc_strip_s2(1, 0, a, xp, yp, wt, oh0, oh1, ow);
+                else dwc_strip_s2(0, 0, a, xp, yp, wt, oh0, oh1, ow);
+            }
+        }
+        return;
+    }
     if (a->r == 3 && a->s == 3 && a->dw == 1) {
         __m512 w9[9];
         for (int i = 0; i < 9; i++) w9[i] = _mm512_set1_ps(wt[i]);
@@ -155,8 +241,42 @@ ALWAYS_INLINE void dwc_wg_channel(const int K3, const fdnn_dwc_wgrad *a, int c, 
     for (int i = 0; i < R * S; i++) sum[i] = _mm512_reduce_add_ps(acc[i]);
 }
 
+/* column stride 2: as dwc_strip_s2 (UP 0), the tap sums of one channel */
+ALWAYS_INLINE void dwc_wg_channel_s2(const int K3, const fdnn_dwc_wgrad *a, int c, float *sum)
+{
+    const int R = K3 ? 3 : a->r, S = K3 ? 3 : a->s, ih = a->ih, sh = a->sh, ph = a->ph, dh = a->dh;
+    const fdnn_dwc_fwd geo = { .iw = a->iw, .pw = a->pw, .dw = a->dw }; /* what dwc_tap_make reads */
+    __m512 acc[FDNN_DWC_MAXR * FDNN_DWC_MAXR];
+    for (int i = 0; i < R * S; i++) acc[i] = _mm512_setzero_ps();
+    for (int n = 0; n < a->n; n++) {
+        const float *xp = a->x + n * a->xn + c * a->xc, *dyp = a->dy + n * a->yn + c * a->yc;
+        for (int ow = 0; ow < a->q; ow += 16) {
+            const __mmask16 my = col_mask(ow, a->q);
+            dwc_tap tp[FDNN_DWC_MAXR];
+            for (int s = 0; s < S; s++) dwc_tap_make(0, ow, s, &geo, &tp[s]);
+            for (int oh = 0; oh < a->p; oh++) {
+                const __m512 g = _mm512_maskz_loadu_ps(my, dyp + (int64_t)oh * a->yh + ow); /* zero past q */
+#pragma GCC unroll 3
+                for (int r = 0; r < R; r++) {
+                    const int yy = dwc_row(0, oh, r, sh, ph, dh, ih);
+                    if (yy < 0) continue;
+                    const float *xr = xp + (int64_t)yy * a->xh;
+#pragma GCC unroll 3
+                    for (int s = 0; s < S; s++) acc[r * S + s] = _mm512_fmadd_ps(g, dwc_tap_load(0, xr, &tp[s]), acc[r * S + s]);
+                }
+            }
+        }
+    }
+    for (int i = 0; i < R * S; i++) sum[i] = _mm512_reduce_add_ps(acc[i]);
+}
+
 void fdnn_avx512_dwc_wg(const fdnn_dwc_wgrad *a, int c, float *sum)
 {
+    if (a->sw == 2) {
+        if (a->r == 3 && a->s == 3) dwc_wg_channel_s2(1, a, c, sum);
+        else dwc_wg_channel_s2(0, a, c, sum);
+        return;
+    }
     if (a->r == 3 && a->s == 3 && a->dh == 1 && a->dw == 1) dwc_wg_channel(1, a, c, sum);
     else dwc_wg_channel(0, a, c, sum);
 }

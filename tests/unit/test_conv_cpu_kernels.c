@@ -351,8 +351,8 @@ int main(void)
             }
         g_bwf_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
     }
-    /* NCHW depthwise, stride 1 (conv_depthwise_nchw.c on AVX-512 CPUs: vectors along W, masked
-     * loads at the image's left and right edges): 3x3 through the sliding-window kernels (padding
+    /* NCHW depthwise, stride 1 (conv_depthwise_nchw.c on AVX-512 / AVX2 CPUs: vectors along W,
+     * masked loads at the image's left and right edges): 3x3 through the sliding-window kernels (padding
      * 0 / 1 / 2, row dilation 2), other filters (5x5, 3x5, 7x7, column dilation 2) through the
      * generic loops; widths below, at and above one 16-column vector, one to three images, both
      * filter formats, convolution and cross-correlation, all three directions (backward data with
@@ -370,6 +370,22 @@ int main(void)
                 prob pb = { c[0], c[1], c[1], c[2], c[3], c[4], c[5], c[6], c[7], 1, 1, c[8], c[9], P, Q, t % 2, 0, t % 3 == 0, c[1] };
                 run_case(h, &pb, dir, ab[t % 4][0], ab[t % 4][1]);
                 run_case(h, &pb, dir, ab[(t + 1) % 4][0], ab[(t + 1) % 4][1]);
+            }
+        /* column stride 2 (row stride 2 or 1) on the NCHW kernels, forward and weight gradient (even
+         * lanes of two loads a tap) and backward data (dy spread to every other lane): outputs of 1 to 35
+         * columns (two 16-column strips and a tail), 3x3, 5x5 and dilated taps, odd widths whose
+         * last output reads the right padding */
+        static const int c2[][11] = { /* n, c, h, w, r, s, ph, pw, dh, dw, sh */
+            { 1, 144, 12, 56, 3, 3, 1, 1, 1, 1, 2 }, { 2, 5, 9, 70, 3, 3, 1, 1, 1, 1, 2 }, { 1, 3, 7, 33, 3, 3, 0, 0, 1, 1, 1 },
+            { 3, 4, 11, 2, 3, 3, 1, 1, 1, 1, 2 },    { 1, 6, 13, 41, 5, 5, 2, 2, 1, 1, 2 }, { 2, 2, 10, 29, 3, 3, 2, 2, 2, 2, 2 },
+            /* the right padding column in the second load of a strip (AVX-512: column 21, AVX2: 13) */
+            { 1, 3, 8, 21, 3, 3, 1, 1, 1, 1, 2 },    { 2, 4, 6, 13, 3, 3, 1, 1, 1, 1, 2 } };
+        for (size_t i = 0; i < sizeof c2 / sizeof c2[0]; i++)
+            for (int dir = 0; dir < 3; dir++, t++) {
+                const int *c = c2[i];
+                const int P = (c[2] + 2 * c[6] - c[8] * (c[4] - 1) - 1) / c[10] + 1, Q = (c[3] + 2 * c[7] - c[9] * (c[5] - 1) - 1) / 2 + 1;
+                prob pb = { c[0], c[1], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[10], 2, c[8], c[9], P, Q, t % 2, 0, t % 3 == 0, c[1] };
+                run_case(h, &pb, dir, ab[t % 4][0], ab[t % 4][1]);
             }
     }
     /* NCHW FLOAT strided 1x1 backward filter, ALGO_1: with at least 16 channels per group x's
