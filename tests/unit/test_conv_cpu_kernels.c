@@ -386,6 +386,13 @@ int main(void)
                 const int P = (c[2] + 2 * c[6] - c[8] * (c[4] - 1) - 1) / c[10] + 1, Q = (c[3] + 2 * c[7] - c[9] * (c[5] - 1) - 1) / 2 + 1;
                 prob pb = { c[0], c[1], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[10], 2, c[8], c[9], P, Q, t % 2, 0, t % 3 == 0, c[1] };
                 run_case(h, &pb, dir, ab[t % 4][0], ab[t % 4][1]);
+                /* the same in NHWC: backward data through the NHWC kernels over dy zero-inserted
+                 * into the workspace (stride 3 too), forward and weight gradient through their
+                 * generic strided kernels */
+                prob pn = pb;
+                pn.nhwc = pn.wnhwc = 1;
+                if (i == 2) pn.sh = pn.sw = 3, pn.p = (c[2] + 2 * c[6] - c[8] * (c[4] - 1) - 1) / 3 + 1, pn.q = (c[3] + 2 * c[7] - c[9] * (c[5] - 1) - 1) / 3 + 1;
+                run_case(h, &pn, dir, ab[(t + 1) % 4][0], ab[(t + 1) % 4][1]);
             }
     }
     /* NCHW FLOAT strided 1x1 backward filter, ALGO_1: with at least 16 channels per group x's
