@@ -25,6 +25,7 @@ typedef struct {
      * (dy[o] at o * stride), its strides ups; then the stride-1 path over it */
     int up, hu, wu;
     int64_t ups[5];
+    int unpad; /* forward / backward data through dw_fwd_u (padding in the kernel) */
 } dgeo;
 
 static int direct_forced(void) { return fdnn_env_int("FREEDNN_DW_DIRECT", 0) == 1; }
@@ -69,6 +70,14 @@ static void make(const fdnn_conv_problem *p, dgeo *g)
      * direct 3x3 kernel, for comparison) */
     g->wino = g->fast3 && p->dir != FDNN_CONV_BWD_FILTER && !direct_forced();
     g->copy_in = !g->fast3 && (g->ph || g->pw || (g->is[1] != 1 && g->c > 1));
+    /* forward / backward data from channel-innermost x into channel-innermost y: padding in the
+     * kernel where the instruction set has one (dw_fwd_u), no padded copy */
+    const fdnn_nhwc_kernels *K = fdnn_nhwc_kernels_get();
+    if (g->copy_in && p->dir != FDNN_CONV_BWD_FILTER && K && K->dw_fwd_u && (g->is[1] == 1 || g->c == 1) && (g->os[1] == 1 || g->c == 1) &&
+        g->R <= FDNN_DWU_MAXR && g->ph >= 0 && g->pw >= 0) {
+        g->copy_in = 0;
+        g->unpad = 1;
+    }
     g->copy_dy = p->dir == FDNN_CONV_BWD_FILTER && p->ys[1] != 1 && g->c > 1;
 }
 
@@ -213,6 +222,8 @@ cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a)
     } else if (g.fast3) {
         k.yc = 1;
         K->dw_fwd_3x3s1(&k, g.ih, g.iw, g.ph, g.pw);
+    } else if (g.unpad) {
+        K->dw_fwd_u(&k, g.ih, g.iw, g.ph, g.pw);
     } else {
         K->dw_fwd(&k);
     }

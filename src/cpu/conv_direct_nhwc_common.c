@@ -83,14 +83,14 @@ static const fdnn_nhwc_kernels k_avx512 = {
     "AVX-512", 16, 1, fdnn_avx512_nhwc_fwd, fdnn_avx512_nhwc_wgrad, fdnn_avx512_nhwc_pack_rows, fdnn_avx512_nhwc_pack_gather,
     fdnn_avx512_dw_fwd, fdnn_avx512_dw_fwd_3x3s1,
     fdnn_avx512_dw_fwd_3x3s1_wino, fdnn_avx512_dw_wgrad, fdnn_avx512_dw_wgrad_3x3s1, fdnn_avx512_widen16, fdnn_avx512_narrow16,
-    fdnn_transpose_avx512,
+    fdnn_transpose_avx512, fdnn_avx512_dw_fwd_u,
 };
 #endif
 #ifdef FDNN_HAVE_AVX2
 static const fdnn_nhwc_kernels k_avx2 = {
     "AVX2", 8, 0, fdnn_avx2_nhwc_fwd, fdnn_avx2_nhwc_wgrad, fdnn_avx2_nhwc_pack_rows, fdnn_avx2_nhwc_pack_gather, fdnn_avx2_dw_fwd, fdnn_avx2_dw_fwd_3x3s1,
     fdnn_avx2_dw_fwd_3x3s1_wino, fdnn_avx2_dw_wgrad, fdnn_avx2_dw_wgrad_3x3s1, fdnn_avx2_widen16, fdnn_avx2_narrow16,
-    fdnn_transpose_avx2,
+    fdnn_transpose_avx2, NULL,
 };
 #endif
 

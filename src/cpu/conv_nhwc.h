@@ -123,6 +123,7 @@ void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int 
 /* The same 3x3 stride-1 case as Winograd F(2,3) along W, blocks of T (1..4) output rows: wp
  * holds u[r][k][c] (12 * c floats, see fdnn_dw_wino_filter), alpha already applied. */
 void fdnn_avx512_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T);
+void fdnn_avx512_dw_fwd_u(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
 /* Depthwise weight gradient: acc[r][s][c] = sum_{n,p,q} dy[n,p,q,c] * x[n, p*sh + r*dh, q*sw + s*dw, c]
  * (x padded, dy and x channel stride 1); one thread per 16-channel block, fixed order. */
 typedef struct fdnn_dw_wgrad {
@@ -185,7 +186,12 @@ typedef struct fdnn_nhwc_kernels {
     void (*narrow16)(const float *s, int half, size_t n, uint16_t *d);
     /* d[c*ldd + r] = s[r*lds + c] (gemm_panel_avx512.c / gemm_panel_avx2.c) */
     void (*transpose)(const float *s, int64_t lds, int rows, int cols, float *d, int64_t ldd);
+    /* Optional (AVX-512; NULL for AVX2): dw_fwd straight from the unpadded channel-innermost x
+     * (ih x iw, padding ph / pw in the kernel), any stride and dilation, filters up to
+     * FDNN_DWU_MAXR rows */
+    void (*dw_fwd_u)(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw);
 } fdnn_nhwc_kernels;
+#define FDNN_DWU_MAXR 16
 /* AVX-512 where fdnn_cpu_has_avx512(), else AVX2 where fdnn_cpu_has_avx2(), else NULL (the
  * direct and depthwise implementations are then not applicable) */
 const fdnn_nhwc_kernels *fdnn_nhwc_kernels_get(void);
