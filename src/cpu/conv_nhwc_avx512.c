@@ -442,6 +442,20 @@ void fdnn_avx512_dw_fwd(const fdnn_dw_fwd *a)
     }
 }
 
+/* y[i * yw] = alpha * acc[i] + beta * y[i * yw] for the NW positions of a depthwise tile into
+ * channel-innermost y (beta == 0: y not read) */
+ALWAYS_INLINE void dw_store(const int NW, const fdnn_dw_fwd *a, const __m512 *acc, float *y, __mmask16 m)
+{
+    const __m512 va = _mm512_set1_ps(a->alpha), vb = _mm512_set1_ps(a->beta);
+#pragma GCC unroll 8
+    for (int i = 0; i < NW; i++) {
+        float *yp = y + i * a->yw;
+        __m512 v = _mm512_mul_ps(va, acc[i]);
+        if (a->beta != 0) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), v);
+        _mm512_mask_storeu_ps(yp, m, v);
+    }
+}
+
 /* Any filter, stride and dilation from the unpadded channel-innermost x: NW output positions of
  * one row and one 16-channel block; xr[r]: x's row for filter row r (NULL outside the image),
  * col0: the column of position 0's first tap; CHECK: positions whose taps may fall left or right
@@ -468,14 +482,7 @@ ALWAYS_INLINE void dwu_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a,
             }
         }
     }
-    const __m512 va = _mm512_set1_ps(a->alpha), vb = _mm512_set1_ps(a->beta);
-#pragma GCC unroll 8
-    for (int i = 0; i < NW; i++) {
-        float *yp = y + i * a->yw;
-        __m512 v = _mm512_mul_ps(va, acc[i]);
-        if (a->beta != 0) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), v);
-        _mm512_mask_storeu_ps(yp, m, v);
-    }
+    dw_store(NW, a, acc, y, m);
 }
 
 /* channel-innermost y (yc == 1) */
@@ -531,14 +538,7 @@ ALWAYS_INLINE void dw3_tile(const int NW, const int CHECK, const fdnn_dw_fwd *a,
             }
         }
     }
-    __m512 va = _mm512_set1_ps(a->alpha), vb = _mm512_set1_ps(a->beta);
-#pragma GCC unroll 8
-    for (int i = 0; i < NW; i++) {
-        float *yp = y + i * a->yw;
-        __m512 v = _mm512_mul_ps(va, acc[i]);
-        if (a->beta != 0) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, yp), v);
-        _mm512_mask_storeu_ps(yp, m, v);
-    }
+    dw_store(NW, a, acc, y, m);
 }
 
 void fdnn_avx512_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw)
