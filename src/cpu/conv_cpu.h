@@ -22,6 +22,9 @@ int fdnn_cpu_conv_gemm_applicable(const fdnn_conv_problem *p, char *why, size_t 
 
 /* 1 if the convolution is 1x1, stride 1, unpadded, so x itself is the column matrix */
 int fdnn_cpu_conv_is_unit(const fdnn_conv_problem *p);
+/* The shape every depthwise kernel set needs (FLOAT, groups == C == K > 1, 2-D, not vectorised);
+ * 0 with the reason in why, naming the "who" kernels (conv_depthwise_nhwc.c) */
+int fdnn_dw_shape_ok(const fdnn_conv_problem *p, const char *who, char *why, size_t n);
 /* 1 if the spatial dims of a tensor with strides s are packed (D,H,W contiguous, W innermost) */
 int fdnn_cpu_spatial_packed(const fdnn_conv_problem *p, const int64_t *s, const int *dims);
 /* Column matrix of image n, group g: rows (c, t, r, s) of the group's channels, columns the

@@ -35,18 +35,7 @@ static int applicable(const fdnn_conv_problem *p, char *why, size_t n)
         snprintf(why, n, "the NCHW depthwise kernels need AVX-512 (F, BW, DQ, VL) or AVX2 with FMA, which this CPU or build lacks");
         return 0;
     }
-    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
-        snprintf(why, n, "the NCHW depthwise kernels handle FLOAT only");
-        return 0;
-    }
-    if (p->g != p->c || p->k != p->c || p->g == 1) {
-        snprintf(why, n, "the NCHW depthwise kernels need groups == C == K > 1");
-        return 0;
-    }
-    if (p->flt[0] != 1 || p->in[0] != 1 || p->out[0] != 1 || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) {
-        snprintf(why, n, "the NCHW depthwise kernels handle 2-D, non-vectorised tensors only");
-        return 0;
-    }
+    if (!fdnn_dw_shape_ok(p, "NCHW depthwise", why, n)) return 0;
     if (p->flt[1] > FDNN_DWC_MAXR || p->flt[2] > FDNN_DWC_MAXR) {
         snprintf(why, n, "the NCHW depthwise kernels handle filters up to %dx%d", FDNN_DWC_MAXR, FDNN_DWC_MAXR);
         return 0;

@@ -81,24 +81,30 @@ static void make(const fdnn_conv_problem *p, dgeo *g)
     g->copy_dy = p->dir == FDNN_CONV_BWD_FILTER && p->ys[1] != 1 && g->c > 1;
 }
 
+int fdnn_dw_shape_ok(const fdnn_conv_problem *p, const char *who, char *why, size_t n)
+{
+    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
+        snprintf(why, n, "the %s kernels handle FLOAT only", who);
+        return 0;
+    }
+    if (p->g != p->c || p->k != p->c || p->g == 1) {
+        snprintf(why, n, "the %s kernels need groups == C == K > 1", who);
+        return 0;
+    }
+    if (p->flt[0] != 1 || p->in[0] != 1 || p->out[0] != 1 || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) {
+        snprintf(why, n, "the %s kernels handle 2-D, non-vectorised tensors only", who);
+        return 0;
+    }
+    return 1;
+}
+
 int fdnn_dw_applicable(const fdnn_conv_problem *p, char *why, size_t n)
 {
     if (!fdnn_nhwc_kernels_get()) {
         snprintf(why, n, "the depthwise kernels need AVX-512 (F, BW, DQ, VL) or AVX2 with FMA and F16C, which this CPU or build lacks");
         return 0;
     }
-    if (p->xtype != CUDNN_DATA_FLOAT || p->wtype != CUDNN_DATA_FLOAT || p->ytype != CUDNN_DATA_FLOAT || p->compute_type != CUDNN_DATA_FLOAT) {
-        snprintf(why, n, "the depthwise kernels handle FLOAT only");
-        return 0;
-    }
-    if (p->g != p->c || p->k != p->c || p->g == 1) {
-        snprintf(why, n, "the depthwise kernels need groups == C == K > 1");
-        return 0;
-    }
-    if (p->flt[0] != 1 || p->in[0] != 1 || p->out[0] != 1 || p->x_vect > 1 || p->y_vect > 1 || p->w_vect > 1) {
-        snprintf(why, n, "the depthwise kernels handle 2-D, non-vectorised tensors only");
-        return 0;
-    }
+    if (!fdnn_dw_shape_ok(p, "depthwise", why, n)) return 0;
     if (p->dir == FDNN_CONV_BWD_DATA && (p->pad[1] > (p->flt[1] - 1) * p->dil[1] || p->pad[2] > (p->flt[2] - 1) * p->dil[2])) {
         snprintf(why, n, "the depthwise backward-data kernel needs pad <= (filter-1)*dilation");
         return 0;

@@ -208,7 +208,7 @@ int fdnn_nhwc_direct_applicable(const fdnn_conv_problem *p, char *why, size_t n)
 size_t fdnn_nhwc_direct_workspace(const fdnn_conv_problem *p);
 cudnnStatus_t fdnn_nhwc_direct_run(const fdnn_conv_problem *p, const fdnn_conv_args *a);
 /* The depthwise driver (conv_depthwise_nhwc.c): groups == C == K, FLOAT, 2-D; backward data
- * with stride 1 and pad <= (filter-1)*dilation. */
+ * with pad <= (filter-1)*dilation (stride > 1 through a zero-inserted copy of dy). */
 int fdnn_dw_applicable(const fdnn_conv_problem *p, char *why, size_t n);
 size_t fdnn_dw_workspace(const fdnn_conv_problem *p);
 cudnnStatus_t fdnn_dw_run(const fdnn_conv_problem *p, const fdnn_conv_args *a);
