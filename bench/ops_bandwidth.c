@@ -4,7 +4,8 @@
  * it needs read or written once (e.g. batch-norm backward: x, dy read, dx written; max-pooling
  * backward: x, y, dy read, dx written; average-pooling backward: dy read, dx written).
  * Columns: time per call, GB/s, % of the device copy.
- *   ops_bandwidth [N C H W]   (default 32 256 56 56, FLOAT, NCHW and NHWC)
+ *   ops_bandwidth [N C H W [half]]   (default 32 256 56 56, FLOAT, NCHW and NHWC; half: HALF data,
+ *   FLOAT batch-norm parameters, the bytes counted at 2 an element)
  * The same source built against NVIDIA's cuDNN (OPS_BW_NVIDIA, target ops_bandwidth_nvidia)
  * gives its figures for the same calls, side by side. */
 #include <stdio.h>
@@ -31,6 +32,8 @@
 
 static cudaEvent_t e0, e1;
 static int iters = 20;
+static cudnnDataType_t DT = CUDNN_DATA_FLOAT; /* of x, y, dy, dx */
+static size_t ES = 4;                         /* its bytes */
 
 static void report(const char *name, double bytes, float ms, double copy_gbs)
 {
@@ -64,7 +67,7 @@ static void run_all(ctx *k, const char *layout)
 {
     const char *name = "";
     float one = 1, zero = 0;
-    double T = (double)k->n * 4;
+    double T = (double)k->n * ES;
     printf(" layout %s\n", layout);
     TIME("bn fwd training (SPATIAL)", 2 * T,
          cudnnBatchNormalizationForwardTraining(k->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, k->x, k->a, k->x, k->b, k->bn, k->scale,
@@ -119,8 +122,8 @@ static void run_all(ctx *k, const char *layout)
         cudnnSetPooling2dDescriptor(pd, pools[q].mode, CUDNN_NOT_PROPAGATE_NAN, pools[q].win, pools[q].win, pools[q].pad, pools[q].pad,
                                     pools[q].str, pools[q].str);
         cudnnGetPooling2dForwardOutputDim(pd, k->x, &dn, &dc, &dh, &dw);
-        cudnnSetTensor4dDescriptor(yd, fmt, CUDNN_DATA_FLOAT, dn, dc, dh, dw);
-        const double Y = (double)dn * dc * dh * dw * 4;
+        cudnnSetTensor4dDescriptor(yd, fmt, DT, dn, dc, dh, dw);
+        const double Y = (double)dn * dc * dh * dw * ES;
         if (q != 2) TIME(pools[q].fwd, T + Y, cudnnPoolingForward(k->h, pd, &one, k->x, k->a, &zero, yd, k->b));
         /* the y of max pooling lives in b (just written), dy in d; dx goes to reserve. Minimum:
          * max reads x, y, dy and writes dx; average reads dy and writes dx. */
@@ -146,12 +149,13 @@ static void run_all(ctx *k, const char *layout)
 int main(int argc, char **argv)
 {
     int N = 32, C = 256, H = 56, W = 56;
-    if (argc == 5) {
+    if (argc >= 5) {
         N = atoi(argv[1]);
         C = atoi(argv[2]);
         H = atoi(argv[3]);
         W = atoi(argv[4]);
     }
+    if (argc >= 6 && argv[5][0] == 'h') DT = CUDNN_DATA_HALF, ES = 2;
     ctx k = {0};
     if (cudnnCreate(&k.h) != CUDNN_STATUS_SUCCESS) {
         printf("cudnnCreate failed\n");
@@ -169,13 +173,27 @@ int main(int argc, char **argv)
     cudaMalloc(&k.b, k.n * 4);
     cudaMalloc(&k.d, k.n * 4);
     cudaMalloc(&k.reserve, k.n * 8);
-    {   /* x: a ramp of small integers (so the reductions and maxima see varied values); dy: ones */
-        float *hbuf = malloc(k.n * 4);
-        for (size_t i = 0; i < k.n; i++) hbuf[i] = (float)(int)(i % 13) - 6.0f;
-        cudaMemcpy(k.a, hbuf, k.n * 4, cudaMemcpyHostToDevice);
-        for (size_t i = 0; i < k.n; i++) hbuf[i] = 1.0f;
-        cudaMemcpy(k.d, hbuf, k.n * 4, cudaMemcpyHostToDevice);
+    {   /* x: a ramp of small integers (so the reductions and maxima see varied values); dy: ones.
+         * HALF: uploaded as FLOAT into b, then converted by cudnnTransformTensor */
+        cudnnTensorDescriptor_t fd, hd;
+        cudnnCreateTensorDescriptor(&fd);
+        cudnnCreateTensorDescriptor(&hd);
+        cudnnSetTensor4dDescriptor(fd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W);
+        cudnnSetTensor4dDescriptor(hd, CUDNN_TENSOR_NCHW, DT, N, C, H, W);
+        float *hbuf = malloc(k.n * 4), f1 = 1, f0 = 0;
+        for (int t = 0; t < 2; t++) {
+            for (size_t i = 0; i < k.n; i++) hbuf[i] = t == 0 ? (float)(int)(i % 13) - 6.0f : 1.0f;
+            void *dst = t == 0 ? k.a : k.d;
+            if (DT == CUDNN_DATA_FLOAT) {
+                cudaMemcpy(dst, hbuf, k.n * 4, cudaMemcpyHostToDevice);
+            } else {
+                cudaMemcpy(k.b, hbuf, k.n * 4, cudaMemcpyHostToDevice);
+                if (cudnnTransformTensor(k.h, &f1, fd, k.b, &f0, hd, dst) != CUDNN_STATUS_SUCCESS) printf("conversion to HALF failed\n");
+            }
+        }
         free(hbuf);
+        cudnnDestroyTensorDescriptor(fd);
+        cudnnDestroyTensorDescriptor(hd);
     }
     void **pp[] = {&k.scale, &k.bias, &k.mean, &k.var, &k.smean, &k.sinv, &k.dscale, &k.dbias};
     for (int i = 0; i < 8; i++) {
@@ -193,20 +211,20 @@ int main(int argc, char **argv)
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     float ms;
-    cudaMemcpy(k.b, k.a, k.n * 4, cudaMemcpyDeviceToDevice);
+    cudaMemcpy(k.b, k.a, k.n * ES, cudaMemcpyDeviceToDevice);
     cudaEventRecord(e0, 0);
-    for (int i = 0; i < iters; i++) cudaMemcpyAsync(k.b, k.a, k.n * 4, cudaMemcpyDeviceToDevice, 0);
+    for (int i = 0; i < iters; i++) cudaMemcpyAsync(k.b, k.a, k.n * ES, cudaMemcpyDeviceToDevice, 0);
     cudaEventRecord(e1, 0);
     cudaEventSynchronize(e1);
     cudaEventElapsedTime(&ms, e0, e1);
-    k.copy = 2.0 * k.n * 4 / (ms / iters * 1e-3) / 1e9;
-    printf(LIB_NAME " ops bandwidth: FLOAT %dx%dx%dx%d (%.1f MB per tensor); device copy %.1f GB/s (read+write)\n", N, C, H, W,
-           k.n * 4 / 1e6, k.copy);
+    k.copy = 2.0 * k.n * ES / (ms / iters * 1e-3) / 1e9;
+    printf(LIB_NAME " ops bandwidth: %s %dx%dx%dx%d (%.1f MB per tensor); device copy %.1f GB/s (read+write)\n",
+           DT == CUDNN_DATA_FLOAT ? "FLOAT" : "HALF", N, C, H, W, k.n * ES / 1e6, k.copy);
     cudnnCreateTensorDescriptor(&k.x);
     cudnnCreateTensorDescriptor(&k.bn);
     cudnnTensorFormat_t fmts[2] = {CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NHWC};
     for (int f = 0; f < 2; f++) {
-        cudnnSetTensor4dDescriptor(k.x, fmts[f], CUDNN_DATA_FLOAT, N, C, H, W);
+        cudnnSetTensor4dDescriptor(k.x, fmts[f], DT, N, C, H, W);
         cudnnDeriveBNTensorDescriptor(k.bn, k.x, CUDNN_BATCHNORM_SPATIAL);
         run_all(&k, f ? "NHWC" : "NCHW");
     }
