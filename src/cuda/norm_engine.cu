@@ -711,8 +711,9 @@ template <typename T, typename A> int try_train_coop(cudnnHandle_t h, const fdnn
  *     per-channel partial sums (fixed-order tree over the block) in the scratch. Statistics:
  *     shifted sums of x-K and (x-K)^2 (K = the channel's first member, as batch_stats);
  *     backward: sums of g and g*(x-mean).
- *   bn_fin_kernel: one warp per channel adds the RP partials (each lane a fixed strided
- *     subset in ascending order, then a fixed shuffle tree: deterministic), writes mean/var (statistics) or the backward coefficients, updates the
+ *   bn_fin_kernel: one block per channel adds the RP partials (each thread a fixed strided
+ *     subset in ascending order, then fixed shuffle trees and the warp sums in order:
+ *     deterministic), writes mean/var (statistics) or the backward coefficients, updates the
  *     running/saved statistics or dscale/dbias.
  *   apply: the flat element-wise pass (bn_infer_dense_kernel with the batch mean/var for the
  *     forward; bn_bwd_dense_kernel for dx).
@@ -739,7 +740,7 @@ struct BnPart {
  * NHWC: block = bx x 256/bx; thread column tx owns channel unit cu (L consecutive channels when
  *   vec) and walks the rows (members) of its part with stride blockDim.y. */
 template <typename T, typename A, bool NHWC, bool BWD, bool VEC>
-__global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, const A *coef, A *part, BnPart g)
+__global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, const A *coef, const A *kmean, long long ks, A *part, BnPart g)
 {
     typedef fdnn_ewd::V16<T> V;
     const unsigned L = VEC ? 16 / sizeof(T) : 1;
@@ -754,7 +755,7 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
         for (unsigned k = 0; k < L; k++) s1[k] = s2[k] = K[k] = A(0);
         if (on) {
 #pragma unroll
-            for (unsigned k = 0; k < L; k++) K[k] = BWD ? coef[cu * L + k] : to_acc<A>(x[cu * L + k]);
+            for (unsigned k = 0; k < L; k++) K[k] = BWD ? (kmean ? kmean[(cu * L + k) * ks] : coef[cu * L + k]) : to_acc<A>(x[cu * L + k]);
             const unsigned lo = (unsigned)((unsigned long long)g.M * rp / g.RP), hi = (unsigned)((unsigned long long)g.M * (rp + 1) / g.RP);
 #pragma unroll 4
             for (unsigned m = lo + threadIdx.y; m < hi; m += blockDim.y) {
@@ -797,7 +798,7 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
         const unsigned c = blockIdx.x % C, rp = blockIdx.x / C;
         const unsigned SV = g.S / L, VM = g.N * SV;
         const unsigned lo = (unsigned)((unsigned long long)VM * rp / g.RP), hi = (unsigned)((unsigned long long)VM * (rp + 1) / g.RP);
-        const A K = BWD ? coef[c] : to_acc<A>(x[(size_t)c * g.S]);
+        const A K = BWD ? (kmean ? kmean[c * ks] : coef[c]) : to_acc<A>(x[(size_t)c * g.S]);
         A s1 = 0, s2 = 0;
 #pragma unroll 4
         for (unsigned v = lo + threadIdx.y; v < hi; v += blockDim.y) {
@@ -834,31 +835,42 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
 }
 
 /* mode 0: statistics of a training forward (running/saved updates); 1: statistics only (backward
- * without saved statistics); 2: load saved statistics; 3: backward sums -> coefficients and
- * dscale/dbias. */
-template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *coef, const A *part, unsigned RP, int mode)
+ * without saved statistics); 3: backward sums -> coefficients and dscale/dbias; 4: the same with
+ * the saved statistics, which it copies into coef for bn_apply_kernel (bn_part_kernel read the
+ * saved mean itself: no kernel of its own to copy them first). */
+enum { BN_FIN_THREADS = 256 };
+template <typename T, typename A> __global__ void __launch_bounds__(BN_FIN_THREADS) bn_fin_kernel(NP<T, A> p, A *coef, const A *part, unsigned RP, int mode)
 {
     const unsigned C = (unsigned)p.C;
-    const unsigned c = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
-    if (c >= C) return; /* warp-uniform */
+    const unsigned c = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
     A *mean_ = coef, *var_ = coef + C, *inv_ = coef + 2 * C, *k1_ = coef + 3 * C, *dbm_ = coef + 4 * C, *dsm_ = coef + 5 * C;
     const long long o = poff(p.lmv, c);
-    if (mode == 2) {
-        if (lane == 0) mean_[c] = p.saved_mean[o], inv_[c] = p.saved_inv[o];
-        return;
-    }
-    /* one warp per channel: lane l adds partials l, l+32, ... in order, then a fixed shuffle
-     * tree; lane 0's result (the one used) is the same on every run */
+    /* a block per channel: thread t adds partials t, t+256, ... in order (all its loads issued
+     * first), a fixed shuffle tree per warp, then thread 0 adds the warp sums in warp order:
+     * the same result on every run. A warp per channel (lane-strided, 17 partials a lane at RP =
+     * 528) took 13 us on an H100 against 43 us for bn_part_kernel. */
+    __shared__ A ws1[BN_FIN_THREADS / 32], ws2[BN_FIN_THREADS / 32];
     A t1 = 0, t2 = 0;
-    const A *pc = part + 2 * (size_t)c * RP; /* the channel's RP pairs are contiguous: coalesced across lanes */
-#pragma unroll 8
-    for (unsigned r = lane; r < RP; r += 32) t1 += pc[2 * r], t2 += pc[2 * r + 1];
+    const A *pc = part + 2 * (size_t)c * RP; /* the channel's RP pairs are contiguous: coalesced across threads */
+#pragma unroll 4
+    for (unsigned r = t; r < RP; r += BN_FIN_THREADS) t1 += pc[2 * r], t2 += pc[2 * r + 1];
 #pragma unroll
     for (int k = 16; k > 0; k >>= 1) t1 += __shfl_down_sync(0xffffffffu, t1, k), t2 += __shfl_down_sync(0xffffffffu, t2, k);
-    if (lane != 0) return;
+    if (lane == 0) ws1[warp] = t1, ws2[warp] = t2;
+    __syncthreads();
+    if (t != 0) return;
+    t1 = ws1[0], t2 = ws2[0];
+#pragma unroll
+    for (int w = 1; w < BN_FIN_THREADS / 32; w++) t1 += ws1[w], t2 += ws2[w];
     const A Mf = (A)p.M;
-    if (mode == 3) {
-        const A inv = inv_[c];
+    if (mode >= 3) {
+        A inv;
+        if (mode == 4) { /* saved statistics: bn_apply_kernel reads them from coef */
+            mean_[c] = p.saved_mean[o];
+            inv_[c] = inv = p.saved_inv[o];
+        } else {
+            inv = inv_[c];
+        }
         const A db = t1, ds = t2 * inv;
         const long long ob = poff(p.lsb, c);
         const A sc = p.scale[ob];
@@ -884,12 +896,13 @@ template <typename T, typename A> __global__ void bn_fin_kernel(NP<T, A> p, A *c
 }
 
 /* Picks the partition; returns 0 when the scratch cannot hold coef + partials. At most one wave
- * of resident 256-thread blocks (8 per SM), so all parts of a channel run at once and finish
- * together (equal work per block, no tail wave). */
+ * of resident 256-thread blocks (bps per SM: the kernel's occupancy), so all parts of a channel
+ * run at once and finish together (equal work per block, no tail wave). */
 template <typename A>
-int bn_part_plan(cudnnHandle_t h, int nhwc, int vec, unsigned L, long long N, long long C, long long S, size_t scratch, BnPart *g, unsigned *grid)
+int bn_part_plan(cudnnHandle_t h, int nhwc, int vec, unsigned L, long long N, long long C, long long S, size_t scratch, int bps, BnPart *g,
+                 unsigned *grid)
 {
-    const long long target = (long long)fdnn_cuda_sm_count(h) * 8;
+    const long long target = (long long)fdnn_cuda_sm_count(h) * bps;
     const long long M = N * S;
     const size_t coef_b = CO_N * sizeof(A) * (size_t)C;
     if (coef_b >= scratch) return 0;
@@ -924,11 +937,40 @@ int bn_part_plan(cudnnHandle_t h, int nhwc, int vec, unsigned L, long long N, lo
     return 1;
 }
 
-template <typename T, typename A, bool NHWC, bool BWD>
-void bn_part_launch(unsigned grid, dim3 blk, cudaStream_t s, const NP<T, A> &p, const A *coef, A *part, const BnPart &g)
+/* Resident 256-thread blocks per SM of one bn_part_kernel instance (registers decide: 8 at
+ * 32 registers a thread, fewer for the 16-bit NHWC kernels), asked once per process */
+template <typename T, typename A, bool NHWC, bool BWD, bool VEC> int bn_part_bps()
 {
-    if (g.vec) bn_part_kernel<T, A, NHWC, BWD, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
-    else bn_part_kernel<T, A, NHWC, BWD, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, part, g);
+    static int bps = 0;
+    if (!bps) {
+        int b = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, bn_part_kernel<T, A, NHWC, BWD, VEC>, 256, 0) != cudaSuccess || b < 1) {
+            (void)cudaGetLastError();
+            b = 8;
+        }
+        /* FREEDNN_BN_PART_BPS=n plans for n blocks per SM (8 was the fixed plan: a second,
+         * partial wave for kernels above 32 registers) */
+        const char *e = getenv("FREEDNN_BN_PART_BPS");
+        if (e && atoi(e) > 0) b = atoi(e);
+        bps = b;
+    }
+    return bps;
+}
+
+/* Plans (with the launched kernel's occupancy) and launches bn_part_kernel; *g gets the plan,
+ * whose RP bn_fin_kernel needs. try_bn_fast has checked that a plan exists (fewer blocks per
+ * SM only lowers RP). */
+template <typename T, typename A, bool NHWC, bool BWD>
+void bn_part_launch(cudnnHandle_t h, cudaStream_t s, const NP<T, A> &p, int vec, size_t scratch, const A *coef, const A *kmean, long long ks,
+                    A *part, BnPart *g)
+{
+    const unsigned L = 16 / sizeof(T);
+    unsigned grid = 0;
+    const int bps = vec ? bn_part_bps<T, A, NHWC, BWD, true>() : bn_part_bps<T, A, NHWC, BWD, false>();
+    bn_part_plan<A>(h, NHWC, vec, L, p.N, p.C, p.S, scratch, bps, g, &grid);
+    const dim3 blk = NHWC ? dim3(g->bx, 256 / g->bx) : dim3(1, 256);
+    if (vec) bn_part_kernel<T, A, NHWC, BWD, true><<<grid, blk, 0, s>>>(p.x, p.dy, coef, kmean, ks, part, *g);
+    else bn_part_kernel<T, A, NHWC, BWD, false><<<grid, blk, 0, s>>>(p.x, p.dy, coef, kmean, ks, part, *g);
 }
 
 /* What the dense batch-norm paths (try_bn_fast, try_bn_cluster) admit: spatial statistics with no
@@ -961,27 +1003,37 @@ template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_no
     const int vec = fdnn_ewd::aligned16(q->xp) && (train || fdnn_ewd::aligned16(q->dyp)) && (nhwc ? p.C % L == 0 : p.S % L == 0);
     BnPart g;
     unsigned grid;
-    if (!bn_part_plan<A>(h, nhwc, vec, L, p.N, p.C, p.S, cs->scratch_bytes, &g, &grid)) return 0;
+    if (!bn_part_plan<A>(h, nhwc, vec, L, p.N, p.C, p.S, cs->scratch_bytes, 8, &g, &grid)) return 0;
+    /* backward with saved statistics: their channel stride (a descriptor whose other dims are
+     * all 1, as every derived one is) */
+    long long ks = 0;
+    if (!train && p.saved_mean) {
+        ks = -1;
+        for (int d = 0; d < p.lmv.nd; d++) {
+            if (p.lmv.dim[d] == p.C && ks < 0) ks = p.lmv.st[d];
+            else if (p.lmv.dim[d] != 1) return 0;
+        }
+        if (ks < 0) return 0;
+    }
     A *coef = (A *)cs->scratch, *part = coef + CO_N * (size_t)p.C;
     cudaStream_t s = fdnn_cuda_stream(h);
-    const dim3 blk = nhwc ? dim3(g.bx, 256 / g.bx) : dim3(1, 256);
-    const unsigned fgrid = (unsigned)((p.C + 7) / 8); /* bn_fin_kernel: a warp per channel */
-    /* statistics (forward; backward without saved statistics) or saved statistics */
+    const unsigned fgrid = (unsigned)p.C; /* bn_fin_kernel: a block per channel */
+    /* statistics (forward; backward without saved statistics) */
     if (train || !p.saved_mean) {
-        if (nhwc) bn_part_launch<T, A, true, false>(grid, blk, s, p, coef, part, g);
-        else bn_part_launch<T, A, false, false>(grid, blk, s, p, coef, part, g);
-        bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, train ? 0 : 1);
-    } else {
-        bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, 2);
+        if (nhwc) bn_part_launch<T, A, true, false>(h, s, p, vec, cs->scratch_bytes, coef, NULL, 0, part, &g);
+        else bn_part_launch<T, A, false, false>(h, s, p, vec, cs->scratch_bytes, coef, NULL, 0, part, &g);
+        bn_fin_kernel<T, A><<<fgrid, BN_FIN_THREADS, 0, s>>>(p, coef, part, g.RP, train ? 0 : 1);
     }
     if (train) {
         *st = bn_apply_launch<T, A, false>(h, p.x, NULL, p.y, n, p.C, p.S, nhwc, coef, p.alpha, p.beta,
                                            "batch norm training (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)");
         return 1;
     }
-    if (nhwc) bn_part_launch<T, A, true, true>(grid, blk, s, p, coef, part, g);
-    else bn_part_launch<T, A, false, true>(grid, blk, s, p, coef, part, g);
-    bn_fin_kernel<T, A><<<fgrid, 256, 0, s>>>(p, coef, part, g.RP, 3);
+    /* backward sums around the mean: the saved one read in place (channel c at c * ks), else
+     * the one just computed */
+    if (nhwc) bn_part_launch<T, A, true, true>(h, s, p, vec, cs->scratch_bytes, coef, p.saved_mean, ks, part, &g);
+    else bn_part_launch<T, A, false, true>(h, s, p, vec, cs->scratch_bytes, coef, p.saved_mean, ks, part, &g);
+    bn_fin_kernel<T, A><<<fgrid, BN_FIN_THREADS, 0, s>>>(p, coef, part, g.RP, p.saved_mean ? 4 : 3);
     *st = bn_apply_launch<T, A, true>(h, p.x, p.dy, p.dx, n, p.C, p.S, nhwc, coef, p.alpha, p.beta,
                                       "batch norm backward (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)");
     return 1;
