@@ -2,7 +2,8 @@
  * (2-D and 3-D), op/reduce/scale/set/transform tensor (also through a transform descriptor),
  * add tensor, LRN, divisive normalization, batch normalization (also the fused Ex forms),
  * cudnnNormalization*, the spatial transformer, dropout (library-independent properties
- * only), the v8 RNN forward and CTC loss. Same contract as conv_compat.c: only calls present in both cuDNN 8.9 and 9.x,
+ * only, also its getter and restore), the descriptor getters of these families, the v8 RNN
+ * forward and CTC loss. Same contract as conv_compat.c: only calls present in both cuDNN 8.9 and 9.x,
  * device memory, deterministic integer-ish inputs, one line per case (see compat_util.h).
  * Case names start with the dtype (f32_/f16_) so compare.py picks the tolerance; the op
  * name follows (f32_act_..., f32_softmax_..., f32_rnn_...). */
@@ -832,6 +833,172 @@ static void dropout(cudnnDataType_t dt, float p)
     cudnnDestroyTensorDescriptor(d);
 }
 
+/* ---------------------------------------------------------------- descriptor getters
+ * What each family's descriptor getter returns after its setter, as numbers (enum values,
+ * sizes, strides, coefficients): the two libraries must agree value for value. */
+static void desc_getters(void)
+{
+    cudnnStatus_t st;
+    {   /* tensor: 4-d with explicit strides, its size in bytes */
+        cudnnTensorDescriptor_t d;
+        cudnnCreateTensorDescriptor(&d);
+        st = cudnnSetTensor4dDescriptorEx(d, CUDNN_DATA_FLOAT, 2, 3, 4, 5, 100, 30, 6, 1);
+        cudnnDataType_t dt = CUDNN_DATA_DOUBLE;
+        int v[8] = {0};
+        size_t bytes = 0;
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetTensor4dDescriptor(d, &dt, v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetTensorSizeInBytes(d, &bytes);
+        const float h[10] = {(float)dt, (float)v[0], (float)v[1], (float)v[2], (float)v[3], (float)v[4], (float)v[5], (float)v[6], (float)v[7],
+                             (float)bytes};
+        report_host("desc_tensor4d_ex", "get", st, h, 10);
+        cudnnDestroyTensorDescriptor(d);
+    }
+    {   /* activation: mode, NaN option, coefficient; swish beta */
+        cudnnActivationDescriptor_t a;
+        cudnnCreateActivationDescriptor(&a);
+        st = cudnnSetActivationDescriptor(a, CUDNN_ACTIVATION_CLIPPED_RELU, CUDNN_PROPAGATE_NAN, 6.5);
+        cudnnActivationMode_t m = CUDNN_ACTIVATION_IDENTITY;
+        cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+        double coef = 0, beta = 0;
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetActivationDescriptor(a, &m, &nan, &coef);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetActivationDescriptorSwishBeta(a, 1.75);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetActivationDescriptorSwishBeta(a, &beta);
+        const float h[4] = {(float)m, (float)nan, (float)coef, (float)beta};
+        report_host("desc_activation", "get", st, h, 4);
+        cudnnDestroyActivationDescriptor(a);
+    }
+    {   /* op tensor and reduce tensor */
+        cudnnOpTensorDescriptor_t o;
+        cudnnCreateOpTensorDescriptor(&o);
+        st = cudnnSetOpTensorDescriptor(o, CUDNN_OP_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN);
+        cudnnOpTensorOp_t op = CUDNN_OP_TENSOR_ADD;
+        cudnnDataType_t dt = CUDNN_DATA_DOUBLE;
+        cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetOpTensorDescriptor(o, &op, &dt, &nan);
+        const float h[3] = {(float)op, (float)dt, (float)nan};
+        report_host("desc_op_tensor", "get", st, h, 3);
+        cudnnDestroyOpTensorDescriptor(o);
+        cudnnReduceTensorDescriptor_t r;
+        cudnnCreateReduceTensorDescriptor(&r);
+        st = cudnnSetReduceTensorDescriptor(r, CUDNN_REDUCE_TENSOR_AMAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                                            CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES);
+        cudnnReduceTensorOp_t rop = CUDNN_REDUCE_TENSOR_ADD;
+        cudnnReduceTensorIndices_t ri = CUDNN_REDUCE_TENSOR_NO_INDICES;
+        cudnnIndicesType_t it = CUDNN_64BIT_INDICES;
+        dt = CUDNN_DATA_DOUBLE;
+        nan = CUDNN_NOT_PROPAGATE_NAN;
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetReduceTensorDescriptor(r, &rop, &dt, &nan, &ri, &it);
+        const float g[5] = {(float)rop, (float)dt, (float)nan, (float)ri, (float)it};
+        report_host("desc_reduce_tensor", "get", st, g, 5);
+        cudnnDestroyReduceTensorDescriptor(r);
+    }
+    {   /* pooling 2-d, then N-d (3 dims) read back through both getters */
+        cudnnPoolingDescriptor_t p;
+        cudnnCreatePoolingDescriptor(&p);
+        st = cudnnSetPooling2dDescriptor(p, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_PROPAGATE_NAN, 3, 2, 1, 0, 2, 1);
+        cudnnPoolingMode_t m = CUDNN_POOLING_MAX;
+        cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+        int v[6] = {0};
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetPooling2dDescriptor(p, &m, &nan, v, v + 1, v + 2, v + 3, v + 4, v + 5);
+        const float h[8] = {(float)m, (float)nan, (float)v[0], (float)v[1], (float)v[2], (float)v[3], (float)v[4], (float)v[5]};
+        report_host("desc_pooling2d", "get", st, h, 8);
+        static const int win[3] = {2, 3, 4}, pad[3] = {1, 0, 2}, str[3] = {2, 2, 1};
+        st = cudnnSetPoolingNdDescriptor(p, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN, 3, win, pad, str);
+        int nd = 0, w[3] = {0}, pd[3] = {0}, sd[3] = {0};
+        m = CUDNN_POOLING_MAX;
+        nan = CUDNN_PROPAGATE_NAN;
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetPoolingNdDescriptor(p, 3, &m, &nan, &nd, w, pd, sd);
+        const float g[12] = {(float)m, (float)nan, (float)nd, (float)w[0], (float)w[1], (float)w[2], (float)pd[0], (float)pd[1], (float)pd[2],
+                             (float)sd[0], (float)sd[1], (float)sd[2]};
+        report_host("desc_pooling_nd", "get", st, g, 12);
+        cudnnDestroyPoolingDescriptor(p);
+    }
+    {   /* LRN: the defaults a new descriptor holds, then set values */
+        cudnnLRNDescriptor_t l;
+        cudnnCreateLRNDescriptor(&l);
+        unsigned n0 = 0, n1 = 0;
+        double a0 = 0, b0 = 0, k0 = 0, a1 = 0, b1 = 0, k1 = 0;
+        st = cudnnGetLRNDescriptor(l, &n0, &a0, &b0, &k0);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetLRNDescriptor(l, 7, 2.5e-4, 0.5, 1.5);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetLRNDescriptor(l, &n1, &a1, &b1, &k1);
+        const float h[8] = {(float)n0, (float)a0, (float)b0, (float)k0, (float)n1, (float)a1, (float)b1, (float)k1};
+        report_host("desc_lrn", "get", st, h, 8);
+        cudnnDestroyLRNDescriptor(l);
+    }
+    {   /* tensor transform: format, paddings, folds, direction */
+        cudnnTensorTransformDescriptor_t t;
+        cudnnCreateTensorTransformDescriptor(&t);
+        static const int32_t pb[4] = {0, 1, 2, 0}, pa[4] = {0, 0, 1, 3};
+        static const uint32_t fold[2] = {2, 3};
+        st = cudnnSetTensorTransformDescriptor(t, 4, CUDNN_TENSOR_NHWC, pb, pa, fold, CUDNN_TRANSFORM_FOLD);
+        cudnnTensorFormat_t fmt = CUDNN_TENSOR_NCHW;
+        int32_t gb[4] = {0}, ga[4] = {0};
+        uint32_t gf[2] = {0};
+        cudnnFoldingDirection_t dir = CUDNN_TRANSFORM_UNFOLD;
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetTensorTransformDescriptor(t, 4, &fmt, gb, ga, gf, &dir);
+        const float h[12] = {(float)fmt, (float)gb[0], (float)gb[1], (float)gb[2], (float)gb[3], (float)ga[0], (float)ga[1], (float)ga[2],
+                             (float)ga[3], (float)gf[0], (float)gf[1], (float)dir};
+        report_host("desc_tensor_transform", "get", st, h, 12);
+        cudnnDestroyTensorTransformDescriptor(t);
+    }
+}
+
+/* cudnnGetDropoutDescriptor and cudnnRestoreDropoutDescriptor: the getter returns the rate,
+ * states pointer and seed of a set descriptor; a second descriptor restored over the same states
+ * (after a forward through the first) drops elements at the set rate. Whether the restored
+ * descriptor repeats the first one's mask is library-specific (docs/compat.md: NVIDIA's forward
+ * advances its states, FreeDNN's mask is a function of the seed), so it is not compared. */
+static void dropout_restore(void)
+{
+    enum { N = 4, C = 16, HW = 16 }; /* 16384 elements: the kept fraction of 0.5 is 6 standard deviations inside its bin */
+    const size_t cnt = (size_t)N * C * HW * HW, bytes = cnt * 4;
+    const float p = 0.5f;
+    const unsigned long long seed = 777;
+    cudnnTensorDescriptor_t d = t4(CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, HW, HW);
+    cudnnDropoutDescriptor_t d1, d2;
+    cudnnCreateDropoutDescriptor(&d1);
+    cudnnCreateDropoutDescriptor(&d2);
+    size_t ssz = 0, rsz = 0;
+    cudnnDropoutGetStatesSize(H, &ssz);
+    cudnnDropoutGetReserveSpaceSize(d, &rsz);
+    void *states = dev_zero(ssz), *x = dev_fill_so(cnt, CUDNN_DATA_FLOAT, 99, 1, 0.5), *y = dev_zero(bytes), *r = dev_zero(rsz);
+    cudnnStatus_t st = cudnnSetDropoutDescriptor(d1, H, p, states, ssz, seed);
+    float gp = 0;
+    void *gs = NULL;
+    unsigned long long gseed = 0;
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnGetDropoutDescriptor(d1, H, &gp, &gs, &gseed);
+    const float g[3] = {gp, (float)(gs == states), (float)gseed};
+    report_host("f32_dropout_desc", "get", st, g, 3);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnDropoutForward(H, d1, d, x, d, y, r, rsz);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnRestoreDropoutDescriptor(d2, H, p, states, ssz, seed);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnDropoutForward(H, d2, d, x, d, y, r, rsz);
+    float v[3] = {0, 0, 0};
+    if (st == CUDNN_STATUS_SUCCESS) {
+        float *hx = malloc(bytes), *hy = malloc(bytes);
+        cudaDeviceSynchronize();
+        cudaMemcpy(hx, x, bytes, cudaMemcpyDeviceToHost);
+        cudaMemcpy(hy, y, bytes, cudaMemcpyDeviceToHost);
+        size_t kept = 0;
+        double rmin = INFINITY, rmax = -INFINITY;
+        for (size_t i = 0; i < cnt; i++) {
+            if (hy[i] == 0) continue;
+            kept++;
+            rmin = fmin(rmin, hy[i] / hx[i]);
+            rmax = fmax(rmax, hy[i] / hx[i]);
+        }
+        v[0] = (float)(round((double)kept / (double)cnt / 0.05) * 0.05);
+        v[1] = (float)rmin;
+        v[2] = (float)rmax;
+        free(hx);
+        free(hy);
+    }
+    report_host("f32_dropout_restore", "kept_fraction_yx_min_max", st, v, 3);
+    cudaFree(states); cudaFree(x); cudaFree(y); cudaFree(r);
+    cudnnDestroyDropoutDescriptor(d1);
+    cudnnDestroyDropoutDescriptor(d2);
+    cudnnDestroyTensorDescriptor(d);
+}
+
 int main(void)
 {
     cudnnStatus_t st = cudnnCreate(&H);
@@ -925,6 +1092,8 @@ int main(void)
     dropout(CUDNN_DATA_FLOAT, 0.5f);
     dropout(CUDNN_DATA_FLOAT, 0.25f);
     dropout(CUDNN_DATA_HALF, 0.5f);
+    dropout_restore();
+    desc_getters();
 
     cudnnDestroy(H);
     return 0;
