@@ -8,7 +8,10 @@
  * few of a window) keep stale data: they feed only virtual columns qq >= bq, which are dropped.
  * Why: Nsight Compute put about 1870 instructions per warp and tile in the cp.async kernel, 36 of
  * them wgmmas, with the window-copy loop a large share. 16-bit types only (one 64-channel plane
- * per box). */
+ * per box).
+ * Status: written and compiled (sm_90a, 168 registers, no spills) in the twenty-fourth session,
+ * when no more device time was left: it has not run yet. igemm_lab takes it only with LAB_TMA=1
+ * (e.g. `LAB_TMA=1 igemm_lab --quick`, then `LAB_TMA=1 igemm_lab --only 1 18` against `--only 1 13`). */
 #ifndef FDNN_LAB_HALO_TMA_CUH
 #define FDNN_LAB_HALO_TMA_CUH
 #include <cuda.h>
