@@ -22,7 +22,6 @@
 #include <type_traits>
 #include <cublas_v2.h>
 #include "../../src/cuda/conv_fwd_halo.cuh"
-#include "halo_tma.cuh"
 #include "lab_util.cuh"
 
 using namespace fdnn_mma;
@@ -95,28 +94,25 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
 }
 
 /* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i;
- * HALO_CFG + 0 .. 5: the halo kernel (conv_fwd_halo.cuh) in four block shapes, one worker order and a TMA variant; TAIL_CFG: 128x256 tiles over
+ * HALO_CFG + 0 .. 4: the halo kernel (conv_fwd_halo.cuh) in four block shapes and one worker order; TAIL_CFG: 128x256 tiles over
  * the rows before a split and 128x128 ones after it (fdnn_wg::wg_launch_split), at the library's
  * split (wg_tail_split) where it makes one, else at half of M, so that every shape runs both launches */
-constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 6, TAIL_CFG = HALO_CFG + HALO_NCFG;
+constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 5, TAIL_CFG = HALO_CFG + HALO_NCFG;
 static const char *cfg_name(int c)
 {
     static const char *const names[TAIL_CFG + 1] = {"128x128", "128x64", "64x64", "256x64", "256x128",
-        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1", "halo3x128bm", "halo-tma", "wg-tail"};
+        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1", "halo3x128bm", "wg-tail"};
     return (unsigned)c <= (unsigned)TAIL_CFG ? names[c] : "?";
 }
 /* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256; + 3: 2 x 128
  * with one window per warpgroup (the library's where the first does not fit); + 4: the first with
- * the workers numbered block-major (NWG * block + wg, the order before the twenty-fourth session);
- * + 5: the first with its windows copied by TMA (halo_tma.cuh, 16-bit types; written and compiled in
- * the twenty-fourth session, not yet run on a GPU, so it is skipped unless LAB_TMA is set) */
+ * the workers numbered block-major (NWG * block + wg, the order before the twenty-fourth session) */
 static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H, int cfg)
 {
     const int v = cfg - HALO_CFG;
-    if (v == 5 && !getenv("LAB_TMA")) return false; /* halo-tma has not run on a GPU yet: only on request */
-    if (!fdnn_halo::halo_plan(P, elem, sms, H, v == 0 || v >= 4 ? 3 : 2, v == 2 ? 256 : 128, v == 3 ? 1 : 2)) return false;
+    if (!fdnn_halo::halo_plan(P, elem, sms, H, v == 0 || v == 4 ? 3 : 2, v == 2 ? 256 : 128, v == 3 ? 1 : 2)) return false;
     if (v == 4) H.wgmajor = 0; /* the block-major worker order, for comparison */
-    return v != 5 || (elem == 2 && H.nwg == 3); /* halo-tma: 16-bit, the three-warpgroup plan */
+    return true;
 }
 static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
 static int g_sms = 132;
@@ -139,7 +135,6 @@ static cudaError_t launch(const MmaConvParams &P, int cfg, const fdnn_halo::Halo
         if (ms <= 0) return fdnn_wg::wg_launch<T>(P, fdnn_wg::WG_128x256, 0);
         return fdnn_wg::wg_launch_split<T>(P, ms, fdnn_wg::WG_128x256, fdnn_wg::WG_128x128, 0);
     }
-    if (cfg == HALO_CFG + 5) return halo_tma::tma_launch<T>(P, hp, 0);
     if (cfg >= HALO_CFG) return fdnn_halo::halo_launch_shape<T>(P, hp, 0);
     if (cfg >= MMA_NCONFIGS) return fdnn_wg::wg_launch<T>(P, (fdnn_wg::WgConfig)(cfg - MMA_NCONFIGS), 0);
     return mma_launch<T>(P, (MmaConfig)cfg, 0);
