@@ -472,7 +472,7 @@ void fdnn_avx2_dw_fwd_3x3s1(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw
  * 4*T sums, 4 transformed inputs and their temporaries fill the 16 registers); u is read from
  * L1 by the FMAs (12 vectors would not fit beside them). u holds alpha. */
 /* Input row i of a block (its four columns d) into the sums of the output rows it feeds */
-ALWAYS_INLINE void dw3w_acc(const int T, const int PART, const int i, const __m256 *d, const float *u, int64_t uc, __m256 (*acc)[4], __m256i m)
+ALWAYS_INLINE void dw3w_acc(const int T, const int i, const __m256 *d, const float *u, __m256 (*acc)[4])
 {
     const __m256 v[4] = {_mm256_sub_ps(d[0], d[2]), _mm256_add_ps(d[1], d[2]), _mm256_sub_ps(d[2], d[1]), _mm256_sub_ps(d[1], d[3])};
 #pragma GCC unroll 2
@@ -480,7 +480,7 @@ ALWAYS_INLINE void dw3w_acc(const int T, const int PART, const int i, const __m2
         const int r = i - t;
         if (r < 0 || r > 2) continue;
 #pragma GCC unroll 4
-        for (int k = 0; k < 4; k++) acc[t][k] = _mm256_fmadd_ps(vld(PART, u + (r * 4 + k) * uc, m), v[k], acc[t][k]);
+        for (int k = 0; k < 4; k++) acc[t][k] = _mm256_fmadd_ps(_mm256_load_ps(u + (r * 4 + k) * 8), v[k], acc[t][k]);
     }
 }
 
@@ -501,9 +501,10 @@ ALWAYS_INLINE void dw3w_out(const int T, const int PART, const int BETA0, __m256
     }
 }
 
-/* A boundary output column pair: columns outside the image read as zero */
-ALWAYS_INLINE void dw3w_pair(const int T, const int PART, const int BETA0, const float *const *xr, int col0, int iw, int64_t xw, const float *u,
-                             int64_t uc, float *const *yr, int64_t yw, int two, float beta, __m256i m)
+/* One output column pair of one channel block: input columns col0 .. col0 + 3 of the T + 2 rows
+ * xr (CHECK: columns outside 0 .. iw - 1 read as zero), outputs yr[t] and, if two, yr[t] + yw */
+ALWAYS_INLINE void dw3w_unit(const int T, const int PART, const int BETA0, const int CHECK, const float *const *xr, int col0, int iw, int64_t xw,
+                             const float *u, float *const *yr, int64_t yw, int two, __m256 vb, __m256i m)
 {
     __m256 acc[2][4];
 #pragma GCC unroll 2
@@ -516,16 +517,16 @@ ALWAYS_INLINE void dw3w_pair(const int T, const int PART, const int BETA0, const
         __m256 d[4];
 #pragma GCC unroll 4
         for (int k = 0; k < 4; k++)
-            d[k] = col0 + k >= 0 && col0 + k < iw ? vld(PART, xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
-        dw3w_acc(T, PART, i, d, u, uc, acc, m);
+            d[k] = !CHECK || (col0 + k >= 0 && col0 + k < iw) ? vld(PART, xr[i] + (int64_t)(col0 + k) * xw, m) : _mm256_setzero_ps();
+        dw3w_acc(T, i, d, u, acc);
     }
-    dw3w_out(T, PART, BETA0, acc, yr, yw, two, _mm256_set1_ps(beta), m);
+    dw3w_out(T, PART, BETA0, acc, yr, yw, two, vb, m);
 }
 
-/* n interior pairs (every column inside the image): the input and output row pointers advance by
- * two columns per pair, so the loop carries no index arithmetic */
+/* n interior pairs (every column inside the image) of one channel block: the input and output
+ * row pointers advance by two columns per pair, so the loop carries no index arithmetic */
 ALWAYS_INLINE void dw3w_inner(const int T, const int PART, const int BETA0, const float *const *xr0, float *const *yr0, int n, int64_t xw,
-                              const float *u, int64_t uc, int64_t yw, float beta, __m256i m)
+                              const float *u, int64_t yw, float beta, __m256i m)
 {
     const float *xp[4] = {NULL, NULL, NULL, NULL};
     float *yp[2] = {NULL, NULL};
@@ -535,86 +536,129 @@ ALWAYS_INLINE void dw3w_inner(const int T, const int PART, const int BETA0, cons
     for (int t = 0; t < T; t++) yp[t] = yr0[t];
     const __m256 vb = _mm256_set1_ps(beta);
     for (int j = 0; j < n; j++) {
-        __m256 acc[2][4];
-#pragma GCC unroll 2
-        for (int t = 0; t < T; t++)
+        dw3w_unit(T, PART, BETA0, 0, xp, 0, 0, xw, u, yp, yw, 1, vb, m);
 #pragma GCC unroll 4
-            for (int k = 0; k < 4; k++) acc[t][k] = _mm256_setzero_ps();
-#pragma GCC unroll 4
-        for (int i = 0; i < T + 2; i++) {
-            if (!xp[i]) continue;
-            const __m256 d[4] = {vld(PART, xp[i], m), vld(PART, xp[i] + xw, m), vld(PART, xp[i] + 2 * xw, m), vld(PART, xp[i] + 3 * xw, m)};
-            dw3w_acc(T, PART, i, d, u, uc, acc, m);
-            xp[i] += 2 * xw;
-        }
-        dw3w_out(T, PART, BETA0, acc, yp, yw, 1, vb, m);
+        for (int i = 0; i < T + 2; i++) xp[i] = xp[i] ? xp[i] + 2 * xw : NULL;
 #pragma GCC unroll 2
         for (int t = 0; t < T; t++) yp[t] += 2 * yw;
     }
 }
 
-/* one block of T output rows (T + 2 input rows, NULL = outside the image), one channel block:
- * boundary column pairs checked (dw3w_pair), the interior ones not (dw3w_inner); an odd last
- * column stores only y0 */
-ALWAYS_INLINE void dw3w_rows(const int T, const int PART, const int BETA0, const fdnn_dw_fwd *a, const float *const *xr, float *const *yr0,
-                             int iw, int pw, const float *u, __m256i m)
+/* n interior pairs with the nc full channel blocks inner: pair j's four columns of the T + 2 input
+ * rows for every channel block, then the next pair, so that x and y are walked in address order
+ * (channel blocks outer, each row was read as nine 576-byte-strided sweeps at 144 channels); u:
+ * the blocks' 12 vectors each, 96 floats a block */
+ALWAYS_INLINE void dw3w_inner_cb(const int T, const int BETA0, const float *const *xr0, float *const *yr0, int n, int64_t xw, int nc, const float *ub,
+                                 int64_t yw, float beta)
 {
-    int q = a->q, npairs = (q + 1) / 2, full = q / 2;
+    const __m256 vb = _mm256_set1_ps(beta);
+    const __m256i m = _mm256_set1_epi32(-1);
+    for (int j = 0; j < n; j++) {
+        const float *xp[4] = {NULL, NULL, NULL, NULL};
+        float *yp[2] = {NULL, NULL};
+#pragma GCC unroll 4
+        for (int i = 0; i < T + 2; i++) xp[i] = xr0[i] ? xr0[i] + (int64_t)2 * j * xw : NULL;
+#pragma GCC unroll 2
+        for (int t = 0; t < T; t++) yp[t] = yr0[t] + (int64_t)2 * j * yw;
+        const float *u = ub;
+        for (int cb = 0; cb < nc; cb++, u += 96) {
+            dw3w_unit(T, 0, BETA0, 0, xp, 0, 0, xw, u, yp, yw, 1, vb, m);
+#pragma GCC unroll 4
+            for (int i = 0; i < T + 2; i++) xp[i] = xp[i] ? xp[i] + 8 : NULL;
+#pragma GCC unroll 2
+            for (int t = 0; t < T; t++) yp[t] += 8;
+        }
+    }
+}
+
+/* one block of T output rows (T + 2 input rows, NULL = outside the image; xr and yr at the
+ * chunk's first channel) over a chunk of channel blocks (cl channels, u: 96 floats a block):
+ * boundary column pairs checked, the interior ones not, channel blocks inner
+ * (dw3w_inner_cb; a partial last block after them, dw3w_inner); an odd last column stores only y0 */
+ALWAYS_INLINE void dw3w_rows(const int T, const int BETA0, const fdnn_dw_fwd *a, const float *const *xr, float *const *yr0, int iw, int pw,
+                             const float *ub, int cl)
+{
+    int q = a->q, npairs = (q + 1) / 2, full = q / 2, nc = (cl + 7) / 8, nfull = cl / 8;
     int jlo = (pw + 1) / 2 < npairs ? (pw + 1) / 2 : npairs;
     int jhi = iw - 4 + pw >= 0 ? (iw - 4 + pw) / 2 + 1 : 0; /* pairs j < jhi read columns < iw */
     if (jhi > full) jhi = full;
     if (jhi < jlo) jhi = jlo;
+    const __m256i mfull = _mm256_set1_epi32(-1), mpart = fdnn_mask8(cl - 8 * nfull);
+    const __m256 vb = _mm256_set1_ps(a->beta);
+    const float *xc[4] = {NULL, NULL, NULL, NULL};
     float *yr[2];
-    int j = 0;
-    for (; j < jlo; j++) {
-        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, PART, BETA0, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+    /* the boundary pairs, block by block */
+    for (int j = 0; j < npairs; j++) {
+        if (j == jlo && jlo < jhi) { /* the interior ones below */
+            j = jhi - 1;
+            continue;
+        }
+        for (int cb = 0; cb < nc; cb++) {
+            for (int i = 0; i < T + 2; i++) xc[i] = xr[i] ? xr[i] + 8 * cb : NULL;
+            for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw + 8 * cb;
+            if (cb < nfull) dw3w_unit(T, 0, BETA0, 1, xc, 2 * j - pw, iw, a->xw, ub + 96 * cb, yr, a->yw, 2 * j + 1 < q, vb, mfull);
+            else dw3w_unit(T, 1, BETA0, 1, xc, 2 * j - pw, iw, a->xw, ub + 96 * cb, yr, a->yw, 2 * j + 1 < q, vb, mpart);
+        }
     }
-    if (j < jhi) {
-        const float *xs[4] = {NULL, NULL, NULL, NULL};
-        for (int i = 0; i < T + 2; i++) xs[i] = xr[i] ? xr[i] + (int64_t)(2 * j - pw) * a->xw : NULL;
-        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_inner(T, PART, BETA0, xs, yr, jhi - j, a->xw, u, a->c, a->yw, a->beta, m);
-        j = jhi;
-    }
-    for (; j < npairs; j++) {
-        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * j * a->yw;
-        dw3w_pair(T, PART, BETA0, xr, 2 * j - pw, iw, a->xw, u, a->c, yr, a->yw, 2 * j + 1 < q, a->beta, m);
+    if (jlo < jhi) {
+        for (int i = 0; i < T + 2; i++) xc[i] = xr[i] ? xr[i] + (int64_t)(2 * jlo - pw) * a->xw : NULL;
+        for (int t = 0; t < T; t++) yr[t] = yr0[t] + (int64_t)2 * jlo * a->yw;
+        dw3w_inner_cb(T, BETA0, xc, yr, jhi - jlo, a->xw, nfull, ub, a->yw, a->beta);
+        if (nfull < nc) {
+            for (int i = 0; i < T + 2; i++) xc[i] = xc[i] ? xc[i] + 8 * nfull : NULL;
+            for (int t = 0; t < T; t++) yr[t] += 8 * nfull;
+            dw3w_inner(T, 1, BETA0, xc, yr, jhi - jlo, a->xw, ub + 96 * nfull, a->yw, a->beta, mpart);
+        }
     }
 }
-#define DW3W_VARIANT(T, PART, BETA0)                                                                                           \
-    static void dw3w_rows_##T##_##PART##_##BETA0(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, \
-                                                 const float *u, __m256i m)                                                   \
-    {                                                                                                                          \
-        dw3w_rows(T, PART, BETA0, a, xr, yr, iw, pw, u, m);                                                                    \
+#define DW3W_VARIANT(T, BETA0)                                                                                                        \
+    static void dw3w_rows_##T##_##BETA0(const fdnn_dw_fwd *a, const float *const *xr, float *const *yr, int iw, int pw, const float *ub, \
+                                        int cl)                                                                                       \
+    {                                                                                                                                 \
+        dw3w_rows(T, BETA0, a, xr, yr, iw, pw, ub, cl);                                                                               \
     }
-DW3W_VARIANT(1, 0, 0) DW3W_VARIANT(2, 0, 0) DW3W_VARIANT(1, 1, 0) DW3W_VARIANT(2, 1, 0)
-DW3W_VARIANT(1, 0, 1) DW3W_VARIANT(2, 0, 1) DW3W_VARIANT(1, 1, 1) DW3W_VARIANT(2, 1, 1)
+DW3W_VARIANT(1, 0) DW3W_VARIANT(2, 0) DW3W_VARIANT(1, 1) DW3W_VARIANT(2, 1)
 
-/* T (the caller's rows per block) is capped at 2 here; a partial last channel block reads u with
- * masked loads too (its rows end at the end of the workspace) */
+/* channel blocks per chunk: the chunk's u vectors (96 floats a block, 12 KB) on the stack */
+#define DW3W_CHUNK 32
+
+/* T (the caller's rows per block) is capped at 2 here. Each thread copies the u vectors of a
+ * chunk of channel blocks to its stack, block after block (a partial block's lanes past C zero),
+ * so that the FMAs read them at constant offsets from one pointer: read from u[r][k][c] in place,
+ * the 12 addresses were 12 registers, and GCC kept them on the stack and reloaded one before each
+ * FMA. */
 void fdnn_avx2_dw_fwd_3x3s1_wino(const fdnn_dw_fwd *a, int ih, int iw, int ph, int pw, int T)
 {
     if (T > 2) T = 2;
     int nrb = (a->p + T - 1) / T, ncb = (a->c + 7) / 8;
     int64_t tasks = (int64_t)a->n * nrb;
-#pragma omp parallel for schedule(static)
-    for (int64_t tk = 0; tk < tasks; tk++) {
-        int n = (int)(tk / nrb), oh0 = (int)(tk % nrb) * T, nt = a->p - oh0 < T ? a->p - oh0 : T;
-        for (int cb = 0; cb < ncb; cb++) {
-            int c0 = cb * 8;
-            __m256i m = fdnn_mask8(a->c - c0);
-            const float *xr[4];
-            float *yr[2];
-            for (int i = 0; i < nt + 2; i++) {
-                int y = oh0 - ph + i;
-                xr[i] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+#pragma omp parallel
+    {
+        float ub[DW3W_CHUNK * 96] __attribute__((aligned(32)));
+        int have = -1; /* the chunk ub holds */
+#pragma omp for schedule(static)
+        for (int64_t tk = 0; tk < tasks; tk++) {
+            int n = (int)(tk / nrb), oh0 = (int)(tk % nrb) * T, nt = a->p - oh0 < T ? a->p - oh0 : T;
+            for (int cb0 = 0; cb0 < ncb; cb0 += DW3W_CHUNK) {
+                int c0 = cb0 * 8, cl = a->c - c0 < DW3W_CHUNK * 8 ? a->c - c0 : DW3W_CHUNK * 8;
+                if (have != cb0) {
+                    for (int cb = 0; cb < (cl + 7) / 8; cb++) {
+                        __m256i m = fdnn_mask8(cl - 8 * cb);
+                        for (int i = 0; i < 12; i++) _mm256_store_ps(ub + 96 * cb + 8 * i, _mm256_maskload_ps(a->wp + (int64_t)i * a->c + c0 + 8 * cb, m));
+                    }
+                    have = cb0;
+                }
+                const float *xr[4];
+                float *yr[2];
+                for (int i = 0; i < nt + 2; i++) {
+                    int y = oh0 - ph + i;
+                    xr[i] = (y >= 0 && y < ih) ? a->x + n * a->xn + (int64_t)y * a->xh + c0 : NULL;
+                }
+                for (int t = 0; t < nt; t++) yr[t] = a->y + n * a->yn + (int64_t)(oh0 + t) * a->yh + c0;
+                typedef void (*rows_fn)(const fdnn_dw_fwd *, const float *const *, float *const *, int, int, const float *, int);
+                static const rows_fn fns[2][2] = {{dw3w_rows_1_0, dw3w_rows_1_1}, {dw3w_rows_2_0, dw3w_rows_2_1}};
+                fns[nt == 2][a->beta == 0](a, xr, yr, iw, pw, ub, cl);
             }
-            for (int t = 0; t < nt; t++) yr[t] = a->y + n * a->yn + (int64_t)(oh0 + t) * a->yh + c0;
-            typedef void (*rows_fn)(const fdnn_dw_fwd *, const float *const *, float *const *, int, int, const float *, __m256i);
-            static const rows_fn fns[2][2][2] = {{{dw3w_rows_1_0_0, dw3w_rows_1_0_1}, {dw3w_rows_1_1_0, dw3w_rows_1_1_1}},
-                                                 {{dw3w_rows_2_0_0, dw3w_rows_2_0_1}, {dw3w_rows_2_1_0, dw3w_rows_2_1_1}}};
-            fns[nt == 2][a->c - c0 < 8][a->beta == 0](a, xr, yr, iw, pw, a->wp + c0, m);
         }
     }
 }

@@ -243,6 +243,10 @@ int main(void)
          * backward filter's row chunks, a channel remainder, padding 2/0 */
         { 2, 37, 37, 40, 16, 3, 3, 1, 1, 1, 1, 1, 1, 40, 16, 0, 1, 1, 37 },
         { 1, 20, 20, 70, 9, 3, 3, 2, 0, 1, 1, 1, 1, 72, 7, 1, 1, 0, 20 },
+        /* more than 32 channel blocks (the AVX2 Winograd kernel's chunks of u on the stack),
+         * a partial last block, widths with and without interior column pairs */
+        { 1, 300, 300, 6, 11, 3, 3, 1, 1, 1, 1, 1, 1, 6, 11, 0, 1, 0, 300 },
+        { 2, 264, 264, 3, 4, 3, 3, 1, 0, 1, 1, 1, 1, 3, 2, 1, 1, 1, 264 },
     };
     static const double ab[][2] = { { 1, 0 }, { 2, 0 }, { 1, 1 }, { 0.5, -2 } };
     for (int dir = 0; dir < 3; dir++) {
