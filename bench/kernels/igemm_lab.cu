@@ -3,9 +3,9 @@
  * (src/cuda/conv_fwd_wgmma.cuh, every tile configuration, on the layers with C % 64 == 0) on
  * their own, outside the library. `--only LAYER CFG` runs one benchmark layer with one
  * configuration (for Nsight Compute).
- * The halo kernel (src/cuda/conv_fwd_halo.cuh, stride 1, K <= 64) runs as three more
- * configurations (3 warpgroups x 128-pixel tiles, the library's; 2 x 128; 2 x 256) wherever its
- * plan fits. LAB_MAXK=64 in the environment keeps only the benchmark layers with K <= 64.
+ * The halo kernel (src/cuda/conv_fwd_halo.cuh, stride 1, K <= 64) runs as eight more
+ * configurations (block shapes, one worker order, and windows copied by TMA with and without TMA
+ * stores of y: halo_plan_cfg) wherever its plan fits. LAB_MAXK=64 in the environment keeps only the benchmark layers with K <= 64.
  *   - small odd-shaped cases (stride, padding, dilation, both modes, beta != 0, partial tiles),
  *     every tile configuration: checked only;
  *   - the benchmark layers (N,C,H,W,K,R,S,stride,pad), HALF and BFLOAT16: checked and timed
@@ -94,25 +94,29 @@ __global__ void cmp_kernel(const T *y, const float *ref, long long n, unsigned *
 }
 
 /* configurations 0 .. MMA_NCONFIGS-1: the mma.sync kernel; MMA_NCONFIGS + i: wgmma configuration i;
- * HALO_CFG + 0 .. 4: the halo kernel (conv_fwd_halo.cuh) in four block shapes and one worker order; TAIL_CFG: 128x256 tiles over
+ * HALO_CFG + 0 .. 7: the halo kernel (conv_fwd_halo.cuh) in four block shapes, one worker order and three TMA modes; TAIL_CFG: 128x256 tiles over
  * the rows before a split and 128x128 ones after it (fdnn_wg::wg_launch_split), at the library's
  * split (wg_tail_split) where it makes one, else at half of M, so that every shape runs both launches */
-constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 5, TAIL_CFG = HALO_CFG + HALO_NCFG;
+constexpr int HALO_CFG = MMA_NCONFIGS + fdnn_wg::WG_NCONFIGS, HALO_NCFG = 8, TAIL_CFG = HALO_CFG + HALO_NCFG;
 static const char *cfg_name(int c)
 {
     static const char *const names[TAIL_CFG + 1] = {"128x128", "128x64", "64x64", "256x64", "256x128",
-        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1", "halo3x128bm", "wg-tail"};
+        "wg128x256", "wg256x128", "wg128x128", "wg256x64", "wg128x64", "wg128x128/2", "wg128x64/2", "wg128x64/3", "halo3x128", "halo2x128", "halo2x256", "halo2x128/1", "halo3x128bm", "halo-tma", "halo-tmast", "halo2x128/1t", "wg-tail"};
     return (unsigned)c <= (unsigned)TAIL_CFG ? names[c] : "?";
 }
 /* HALO_CFG + 0: 3 warpgroups x 128-pixel tiles (the library's); + 1: 2 x 128; + 2: 2 x 256; + 3: 2 x 128
  * with one window per warpgroup (the library's where the first does not fit); + 4: the first with
- * the workers numbered block-major (NWG * block + wg, the order before the twenty-fourth session) */
+ * the workers numbered block-major (NWG * block + wg, the order before the twenty-fourth session);
+ * + 5: the first with its windows copied by TMA; + 6: the same with TMA stores of y where they
+ * apply (16-bit, K == 64, beta == 0; else as + 5); + 7: the fourth with TMA loads and stores */
 static bool halo_plan_cfg(const MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H, int cfg)
 {
     const int v = cfg - HALO_CFG;
-    if (!fdnn_halo::halo_plan(P, elem, sms, H, v == 0 || v == 4 ? 3 : 2, v == 2 ? 256 : 128, v == 3 ? 1 : 2)) return false;
+    if (!fdnn_halo::halo_plan(P, elem, sms, H, v == 0 || v == 4 || v == 5 || v == 6 ? 3 : 2, v == 2 ? 256 : 128, v == 3 || v == 7 ? 1 : 2))
+        return false;
     if (v == 4) H.wgmajor = 0; /* the block-major worker order, for comparison */
-    return true;
+    if (v >= 5) H.tma = fdnn_halo::halo_tma_want(P, H, elem, v == 5 ? 1 : 2); /* the launch falls back to 0 where no map encodes */
+    return v < 5 || H.tma > 0;
 }
 static int g_wgmma = 0; /* sm_90a code in this build and a compute capability 9.0 device */
 static int g_sms = 132;
@@ -201,8 +205,8 @@ static int run_layer(const Layer &L, int timed, int force_cfg, cublasHandle_t cb
     if (sp.splits > 1) printf(" split-K %d x %d slices", sp.splits, sp.kt_per);
     if (cfg == TAIL_CFG) printf(" [rows from %d on 128x128 tiles]", tail_split(P));
     if (cfg >= HALO_CFG && cfg < TAIL_CFG)
-        printf(" [%dx%d pitch %d, %d rows, %d tiles, %.0f%% useful, grid %d]", hp.bp, hp.bq, hp.pitch, hp.hr, hp.tiles,
-               100 * fdnn_halo::halo_efficiency(P, hp), hp.grid);
+        printf(" [%dx%d pitch %d, %d rows, %d tiles, %.0f%% useful, grid %d%s]", hp.bp, hp.bq, hp.pitch, hp.hr, hp.tiles,
+               100 * fdnn_halo::halo_efficiency(P, hp), hp.grid, hp.tma == 2 ? ", TMA in and out" : hp.tma ? ", TMA in" : "");
     if (timed) {
         const double flops = 2.0 * P.m * (double)P.k * P.kg;
         cudaEvent_t e0, e1;

@@ -77,10 +77,15 @@ int wgmma_ok(const fdnn_cuda_state *cs, const fdnn_conv_problem *p)
 bool halo_pick(const fdnn_mma::MmaConvParams &P, int elem, int sms, fdnn_halo::HaloPlan &H)
 {
     static const int mode = fdnn_env_int("FREEDNN_CUDA_HALO", 1);
+    /* asked-for TMA mode (HaloPlan::tma): 0 by default until test_conv has run the TMA kernels
+     * through the library on a GPU (igemm_lab has checked and timed them: docs/cuda.md) */
+    static const int tma = fdnn_env_int("FREEDNN_CUDA_HALO_TMA", 0);
     if (mode == 0) return false;
-    if (fdnn_halo::halo_plan(P, elem, sms, H)) return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.8;
-    if (fdnn_halo::halo_plan(P, elem, sms, H, 2, 128, 1)) return mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.75;
-    return false;
+    bool ok = false;
+    if (fdnn_halo::halo_plan(P, elem, sms, H)) ok = mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.8;
+    else if (fdnn_halo::halo_plan(P, elem, sms, H, 2, 128, 1)) ok = mode == 2 || fdnn_halo::halo_efficiency(P, H) >= 0.75;
+    H.tma = ok ? fdnn_halo::halo_tma_want(P, H, elem, tma) : 0;
+    return ok;
 }
 
 /* f(T()) for the kernels' element type of x: __half, __nv_bfloat16, or float (TF32) */
