@@ -15,8 +15,8 @@ nv_root=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudn
 nv_lib=$(ls "$nv_root"/lib/libcudnn.so.9* 2>/dev/null | head -1)
 [ -n "$nv_lib" ] || { echo "perf_gpu: NVIDIA cuDNN not found"; exit 1; }
 export LD_LIBRARY_PATH="$nv_root/lib:${LD_LIBRARY_PATH:-}"
-[ -f "$out/gpu.txt" ] || nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt"
-echo "NVIDIA cuDNN: $nv_lib" >> "$out/gpu.txt"
+# gpu.txt once per output directory (the script may run once per type into the same one)
+[ -f "$out/gpu.txt" ] || { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; echo "NVIDIA cuDNN: $nv_lib"; } > "$out/gpu.txt"
 [ -x "$bin/bench/gemm_peak" ] && "$bin/bench/gemm_peak" | tee "$out/gemm_peak.txt"
 for ty in ${*:-fp16 bf16 tf32 fp32}; do
   FREEDNN_BACKEND=cuda timeout ${PERF_TIMEOUT:-280} "$bin/bin/freednn" bench --backend cuda --type $ty --layout nhwc --dir all \

@@ -479,14 +479,6 @@ static inline int halo_tma_want(const MmaConvParams &P, const HaloPlan &H, int e
     return want == 2 && !(elem == 2 && P.k == 64 && P.beta == 0.f) ? 1 : want;
 }
 
-/* H.tma set to that mode where its maps encode, else 0 */
-static inline int halo_tma_mode(const MmaConvParams &P, HaloPlan &H, int elem, int want, CUtensorMap *xm, CUtensorMap *ym)
-{
-    H.tma = halo_tma_want(P, H, elem, want);
-    if (H.tma && !halo_tma_maps(P, H, elem, xm, ym)) H.tma = 0;
-    return H.tma;
-}
-
 template <typename T, int NWG, int TN, int NBUF, int FR, int FS, int PL, bool TMA>
 static cudaError_t halo_launch_t(const MmaConvParams &P, const HaloPlan &H, const CUtensorMap &xm, const CUtensorMap &ym, cudaStream_t st)
 {
@@ -497,14 +489,15 @@ static cudaError_t halo_launch_t(const MmaConvParams &P, const HaloPlan &H, cons
     return cudaGetLastError();
 }
 
-/* the kernel for H.tma where its maps encode (128-pixel tiles), else the cp.async one */
+/* the kernel for H.tma (set by halo_tma_want: 128-pixel tiles only) where its maps encode, else
+ * the cp.async one */
 template <typename T, int NWG, int TN, int NBUF, int FR, int FS, int PL>
 static cudaError_t halo_launch_k(const MmaConvParams &P, const HaloPlan &H, cudaStream_t st)
 {
     CUtensorMap xm = {}, ym = {};
     HaloPlan h = H;
     if constexpr (TN == 128)
-        if (h.tma && halo_tma_mode(P, h, (int)sizeof(T), h.tma, &xm, &ym)) return halo_launch_t<T, NWG, TN, NBUF, FR, FS, PL, true>(P, h, xm, ym, st);
+        if (h.tma && halo_tma_maps(P, h, (int)sizeof(T), &xm, &ym)) return halo_launch_t<T, NWG, TN, NBUF, FR, FS, PL, true>(P, h, xm, ym, st);
     h.tma = 0;
     return halo_launch_t<T, NWG, TN, NBUF, FR, FS, PL, false>(P, h, xm, ym, st);
 }
