@@ -2,7 +2,9 @@
  * dx = alpha*act'(x)*dy + beta*dx with the scalar math of core/activation_math.h.
  * IDENTITY is documented by cuDNN as not working with these two functions (it exists for
  * cudnnConvolutionBiasActivationForward): it is rejected with NOT_SUPPORTED. */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../core/fdnn.h"
 #include "../core/activation_math.h"
 #include "../cpu/ops_common.h"
@@ -10,6 +12,16 @@
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
 #endif
+
+/* v where keep, else +0: a bit mask rather than a branch, so that the RELU loops vectorize */
+static inline float keep_if(float v, int keep)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u &= -(uint32_t)keep;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
 
 static cudnnStatus_t check_mode(const struct cudnnActivationStruct *d)
 {
@@ -50,9 +62,31 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationForward: this build has no CUDA backend");
 #endif
     }
+    int64_t n = fdnn_tensor_elems(xDesc);
+    if (xDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_packed(xDesc) && fdnn_ops_packed(yDesc)) {
+        /* packed FLOAT: the same double arithmetic and single rounding, without the double copies */
+        const float *xf = x;
+        float *yf = y;
+        if (mode == CUDNN_ACTIVATION_RELU && !prop) { /* NaN > 0 is false: NaN -> 0 as NOT_PROPAGATE_NAN asks */
+            if (b != 0) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+                for (int64_t i = 0; i < n; i++) yf[i] = (float)(a * (double)keep_if(xf[i], xf[i] > 0.f) + b * (double)yf[i]);
+            } else {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+                for (int64_t i = 0; i < n; i++) yf[i] = (float)(a * (double)keep_if(xf[i], xf[i] > 0.f));
+            }
+            return CUDNN_STATUS_SUCCESS;
+        }
+#pragma omp parallel for schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; i++) {
+            double v = a * fdnn_act_fwd(mode, coef, sb, prop, xf[i]);
+            if (b != 0) v += b * (double)yf[i];
+            yf[i] = (float)v;
+        }
+        return CUDNN_STATUS_SUCCESS;
+    }
     double *p = fdnn_ops_gather(xDesc, x);
     if (!p) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
-    int64_t n = fdnn_tensor_elems(xDesc);
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (int64_t i = 0; i < n; i++) p[i] = fdnn_act_fwd(mode, coef, sb, prop, p[i]);
     fdnn_ops_blend(yDesc, y, p, a, b);
@@ -101,6 +135,29 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
 #else
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationBackward: this build has no CUDA backend");
 #endif
+    }
+    if (dxDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_packed(yDesc) && fdnn_ops_packed(dyDesc) && fdnn_ops_packed(xDesc) &&
+        fdnn_ops_packed(dxDesc)) {
+        const float *yf = y, *dyf = dy, *xf = x;
+        float *dxf = dx;
+        const int64_t n = fdnn_tensor_elems(dxDesc);
+        if (mode == CUDNN_ACTIVATION_RELU) {
+            if (b != 0) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+                for (int64_t i = 0; i < n; i++) dxf[i] = (float)(a * (double)keep_if(dyf[i], xf[i] > 0.f) + b * (double)dxf[i]);
+            } else {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+                for (int64_t i = 0; i < n; i++) dxf[i] = (float)(a * (double)keep_if(dyf[i], xf[i] > 0.f));
+            }
+            return CUDNN_STATUS_SUCCESS;
+        }
+#pragma omp parallel for schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; i++) {
+            double v = a * fdnn_act_bwd(mode, coef, sb, xf[i], yf[i], dyf[i]);
+            if (b != 0) v += b * (double)dxf[i];
+            dxf[i] = (float)v;
+        }
+        return CUDNN_STATUS_SUCCESS;
     }
     double *py = fdnn_ops_gather(yDesc, y), *pdy = fdnn_ops_gather(dyDesc, dy), *px = fdnn_ops_gather(xDesc, x);
     if (!py || !pdy || !px) {

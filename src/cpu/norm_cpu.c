@@ -6,6 +6,7 @@
 #include <string.h>
 #include "../core/norm_desc.h"
 #include "../core/activation_math.h"
+#include "ops_common.h"
 
 int64_t fdnn_logical_offset(const struct cudnnTensorStruct *t, int64_t e)
 {
@@ -19,21 +20,12 @@ int64_t fdnn_logical_offset(const struct cudnnTensorStruct *t, int64_t e)
 
 void fdnn_gather(const struct cudnnTensorStruct *t, const void *p, double *out)
 {
-    int64_t n = fdnn_tensor_elems(t);
-#pragma omp parallel for if (n > 65536)
-    for (int64_t e = 0; e < n; e++) out[e] = fdnn_load(p, t->dtype, fdnn_logical_offset(t, e));
+    fdnn_ops_gather_into(t, p, out);
 }
 
 void fdnn_scatter(const struct cudnnTensorStruct *t, void *p, const double *v, double alpha, double beta)
 {
-    int64_t n = fdnn_tensor_elems(t);
-#pragma omp parallel for if (n > 65536)
-    for (int64_t e = 0; e < n; e++) {
-        int64_t o = fdnn_logical_offset(t, e);
-        double r = alpha * v[e];
-        if (beta != 0) r += beta * fdnn_load(p, t->dtype, o);
-        fdnn_store(p, t->dtype, o, r);
-    }
+    fdnn_ops_blend(t, p, v, alpha, beta);
 }
 
 size_t fdnn_norm_reserve_size(int ops, int64_t nelem)

@@ -1,36 +1,148 @@
 /* Gather/blend between strided tensors of any supported type and packed double arrays,
  * plus argument checks shared by the tensor-op API files. */
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "ops_common.h"
+
+int fdnn_ops_packed(const fdnn_tensor *t)
+{
+    if (t->vect > 1) return 0;
+    int64_t s = 1;
+    for (int i = t->nb_dims - 1; i >= 0; i--) {
+        if (t->dim[i] != 1 && t->stride[i] != s) return 0;
+        s *= t->dim[i];
+    }
+    return 1;
+}
+
+/* element offsets of the logical indices [lo, lo + cnt): i itself for a packed tensor, else by an
+ * odometer over the dims (no division per element), or index by index where vector lanes make the
+ * offset non-linear */
+static void block_offsets(const fdnn_tensor *t, int packed, int64_t lo, int64_t cnt, int64_t *off)
+{
+    const int nd = t->nb_dims;
+    int idx[CUDNN_DIM_MAX] = {0};
+    if (packed) {
+        for (int64_t k = 0; k < cnt; k++) off[k] = lo + k;
+        return;
+    }
+    if (t->vect > 1) {
+        for (int64_t k = 0; k < cnt; k++) {
+            fdnn_ops_unravel(t->dim, nd, lo + k, idx);
+            off[k] = fdnn_ops_offset(t, idx);
+        }
+        return;
+    }
+    fdnn_ops_unravel(t->dim, nd, lo, idx);
+    int64_t o = fdnn_ops_offset(t, idx);
+    for (int64_t k = 0; k < cnt; k++) {
+        off[k] = o;
+        for (int d = nd - 1; d >= 0; d--) { /* next index: the innermost dim first, carrying outwards */
+            o += t->stride[d];
+            if (++idx[d] < t->dim[d]) break;
+            o -= (int64_t)t->dim[d] * t->stride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+enum { WALK_BLOCK = 1024 }; /* offsets computed per block of logical indices */
+
+/* fn(ctx, t, b, cnt, off) over blocks of the tensor's logical indices, off[] their element offsets: each
+ * OpenMP thread walks its contiguous share */
+typedef void (*walk_fn)(void *ctx, const fdnn_tensor *t, int64_t b, int64_t cnt, const int64_t *off);
+static void walk_blocks(const fdnn_tensor *t, int packed, walk_fn fn, void *ctx)
+{
+    const int64_t n = fdnn_tensor_elems(t);
+#pragma omp parallel if (n > 65536)
+    {
+#ifdef _OPENMP
+        const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+#else
+        const int nt = 1, me = 0;
+#endif
+        const int64_t lo = n * me / nt, hi = n * (me + 1) / nt;
+        int64_t off[WALK_BLOCK];
+        for (int64_t b = lo; b < hi; b += WALK_BLOCK) {
+            const int64_t cnt = hi - b < WALK_BLOCK ? hi - b : WALK_BLOCK;
+            block_offsets(t, packed, b, cnt, off);
+            fn(ctx, t, b, cnt, off);
+        }
+    }
+}
+
+struct gather_ctx {
+    const void *data;
+    double *out;
+};
+
+static void gather_block(void *ctx, const fdnn_tensor *t, int64_t b, int64_t cnt, const int64_t *off)
+{
+    const struct gather_ctx *c = ctx;
+    double *out = c->out + b;
+    if (t->dtype == CUDNN_DATA_FLOAT)
+        for (int64_t k = 0; k < cnt; k++) out[k] = ((const float *)c->data)[off[k]];
+    else
+        for (int64_t k = 0; k < cnt; k++) out[k] = fdnn_load(c->data, t->dtype, off[k]);
+}
+
+struct blend_ctx {
+    void *data;
+    const double *res;
+    double alpha, beta;
+};
+
+static void blend_block(void *ctx, const fdnn_tensor *t, int64_t b, int64_t cnt, const int64_t *off)
+{
+    const struct blend_ctx *c = ctx;
+    for (int64_t k = 0; k < cnt; k++) {
+        double v = c->alpha * c->res[b + k];
+        if (c->beta != 0) v += c->beta * fdnn_load(c->data, t->dtype, off[k]);
+        fdnn_store(c->data, t->dtype, off[k], v);
+    }
+}
 
 double *fdnn_ops_gather(const fdnn_tensor *t, const void *data)
 {
     int64_t n = fdnn_tensor_elems(t);
     double *out = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (!out) return NULL;
-    const int nd = t->nb_dims;
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) {
-        int idx[CUDNN_DIM_MAX];
-        fdnn_ops_unravel(t->dim, nd, i, idx);
-        out[i] = fdnn_load(data, t->dtype, fdnn_ops_offset(t, idx));
-    }
+    if (out) fdnn_ops_gather_into(t, data, out);
     return out;
+}
+
+void fdnn_ops_gather_into(const fdnn_tensor *t, const void *data, double *out)
+{
+    const int64_t n = fdnn_tensor_elems(t);
+    const int packed = fdnn_ops_packed(t);
+    if (packed && t->dtype == CUDNN_DATA_FLOAT) {
+        const float *f = data;
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; i++) out[i] = f[i];
+        return;
+    }
+    struct gather_ctx c = {data, out};
+    walk_blocks(t, packed, gather_block, &c);
 }
 
 void fdnn_ops_blend(const fdnn_tensor *t, void *data, const double *res, double alpha, double beta)
 {
-    int64_t n = fdnn_tensor_elems(t);
-    const int nd = t->nb_dims;
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) {
-        int idx[CUDNN_DIM_MAX];
-        fdnn_ops_unravel(t->dim, nd, i, idx);
-        int64_t o = fdnn_ops_offset(t, idx);
-        double v = alpha * res[i];
-        if (beta != 0) v += beta * fdnn_load(data, t->dtype, o);
-        fdnn_store(data, t->dtype, o, v);
+    const int64_t n = fdnn_tensor_elems(t);
+    const int packed = fdnn_ops_packed(t);
+    if (packed && t->dtype == CUDNN_DATA_FLOAT) {
+        float *f = data;
+        if (beta != 0) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+            for (int64_t i = 0; i < n; i++) f[i] = (float)(alpha * res[i] + beta * (double)f[i]);
+        } else {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+            for (int64_t i = 0; i < n; i++) f[i] = (float)(alpha * res[i]);
+        }
+        return;
     }
+    struct blend_ctx c = {data, res, alpha, beta};
+    walk_blocks(t, packed, blend_block, &c);
 }
 
 cudnnStatus_t fdnn_ops_cpu_handle(cudnnHandle_t h)

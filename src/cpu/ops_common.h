@@ -30,8 +30,14 @@ static inline void fdnn_ops_unravel(const int *dim, int nd, int64_t lin, int *id
     }
 }
 
+/* 1 when the elements lie in logical order without gaps (row-major strides over the dims
+ * longer than 1, no vector lanes): logical index i is then element offset i */
+int fdnn_ops_packed(const fdnn_tensor *t);
 /* Packed logical-order doubles of the tensor's elements (malloc'd; NULL when out of memory). */
 double *fdnn_ops_gather(const fdnn_tensor *t, const void *data);
+/* The same into out[elements] (packed FLOAT tensors by a plain loop, other strides by an
+ * odometer over the dims instead of a division per element). */
+void fdnn_ops_gather_into(const fdnn_tensor *t, const void *data, double *out);
 /* data = alpha*res + beta*data over every logical element (data not read when beta == 0). */
 void fdnn_ops_blend(const fdnn_tensor *t, void *data, const double *res, double alpha, double beta);
 
