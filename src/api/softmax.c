@@ -76,12 +76,17 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, 
             for (int64_t i = 0; i < g.len; i++) mx = v[i * g.step] > mx || isnan(v[i * g.step]) ? v[i * g.step] : mx;
         }
         double s = 0;
-        for (int64_t i = 0; i < g.len; i++) s += exp(v[i * g.step] - mx);
         if (algo == CUDNN_SOFTMAX_LOG) {
+            for (int64_t i = 0; i < g.len; i++) s += exp(v[i * g.step] - mx);
             double ls = log(s);
             for (int64_t i = 0; i < g.len; i++) v[i * g.step] = v[i * g.step] - mx - ls;
-        } else {
-            for (int64_t i = 0; i < g.len; i++) v[i * g.step] = exp(v[i * g.step] - mx) / s;
+        } else { /* each exp once: kept in v for the division */
+            for (int64_t i = 0; i < g.len; i++) {
+                const double e = exp(v[i * g.step] - mx);
+                v[i * g.step] = e;
+                s += e;
+            }
+            for (int64_t i = 0; i < g.len; i++) v[i * g.step] /= s;
         }
     }
     fdnn_ops_blend(yDesc, y, p, a, b);

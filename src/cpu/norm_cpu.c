@@ -49,9 +49,11 @@ static shape get_shape(const fdnn_norm_prob *p)
     return s;
 }
 
-static inline int64_t pidx(const shape *s, int per_act, int64_t e)
+/* The loops below walk the elements as rows r = n * C + c of S spatial elements (e = r * S + i, in
+ * order, so every sum keeps its order); element i of row r has parameter q = q0 + dq * i. */
+static inline int64_t row_q0(const shape *s, int per_act, int64_t r)
 {
-    return per_act ? e % (s->c * s->s) : (e / s->s) % s->c;
+    return per_act ? (r % s->c) * s->s : r % s->c;
 }
 
 static void load_param(const struct cudnnTensorStruct *d, const void *ptr, double *out, int64_t n)
@@ -81,16 +83,20 @@ static cudnnStatus_t apply(const fdnn_norm_prob *p, const shape *s, const double
     double *pre = p->reserve;
     const struct cudnnActivationStruct *a = p->act;
     int pa = p->per_activation;
+    const int64_t rows = s->n * s->c, S = s->s, dq = pa ? 1 : 0;
 #pragma omp parallel for if (s->total > 65536)
-    for (int64_t e = 0; e < s->total; e++) {
-        int64_t q = pidx(s, pa, e);
-        double v = sc[q] * (x[e] - mean[q]) * invstd[q] + bi[q];
-        if (z) v += z[e];
-        if (p->ops != FDNN_NORM_OPS_NORM) {
-            if (pre) pre[e] = v;
-            v = fdnn_act_fwd(a->mode, a->coef, a->swish_beta, a->nan_opt == CUDNN_PROPAGATE_NAN, v);
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t q0 = row_q0(s, pa, r);
+        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
+            const int64_t q = q0 + dq * i;
+            double v = sc[q] * (x[e] - mean[q]) * invstd[q] + bi[q];
+            if (z) v += z[e];
+            if (p->ops != FDNN_NORM_OPS_NORM) {
+                if (pre) pre[e] = v;
+                v = fdnn_act_fwd(a->mode, a->coef, a->swish_beta, a->nan_opt == CUDNN_PROPAGATE_NAN, v);
+            }
+            x[e] = v;
         }
-        x[e] = v;
     }
     fdnn_scatter(p->y, p->yp, x, p->alpha, p->beta);
     free(x), free(z), free(sc), free(bi);
@@ -121,12 +127,19 @@ static cudnnStatus_t batch_stats(const fdnn_norm_prob *p, const shape *s, double
     fdnn_gather(p->x, p->xp, x);
     memset(mean, 0, sizeof(double) * (size_t)s->p);
     memset(var, 0, sizeof(double) * (size_t)s->p);
-    for (int64_t e = 0; e < s->total; e++) mean[pidx(s, p->per_activation, e)] += x[e];
+    const int pa = p->per_activation;
+    const int64_t rows = s->n * s->c, S = s->s, dq = pa ? 1 : 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t q0 = row_q0(s, pa, r);
+        for (int64_t i = 0, e = r * S; i < S; i++, e++) mean[q0 + dq * i] += x[e];
+    }
     for (int64_t q = 0; q < s->p; q++) mean[q] /= (double)s->m;
-    for (int64_t e = 0; e < s->total; e++) {
-        int64_t q = pidx(s, p->per_activation, e);
-        double d = x[e] - mean[q];
-        var[q] += d * d;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t q0 = row_q0(s, pa, r);
+        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
+            const double d = x[e] - mean[q0 + dq * i];
+            var[q0 + dq * i] += d * d;
+        }
     }
     for (int64_t q = 0; q < s->p; q++) var[q] /= (double)s->m;
     free(x);
@@ -200,18 +213,25 @@ cudnnStatus_t fdnn_cpu_norm_backward(const fdnn_norm_prob *p)
         }
         if (p->ops == FDNN_NORM_OPS_ADD_ACT) fdnn_scatter(p->dz, p->dzp, g, 1.0, 0.0);
     }
-    int pa = p->per_activation;
-    for (int64_t e = 0; e < s.total; e++) {
-        int64_t q = pidx(&s, pa, e);
-        db[q] += g[e];
-        ds[q] += g[e] * (x[e] - mean[q]) * inv[q];
+    const int pa = p->per_activation;
+    const int64_t rows = s.n * s.c, S = s.s, dq = pa ? 1 : 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t q0 = row_q0(&s, pa, r);
+        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
+            const int64_t q = q0 + dq * i;
+            db[q] += g[e];
+            ds[q] += g[e] * (x[e] - mean[q]) * inv[q];
+        }
     }
     double m = (double)s.m;
 #pragma omp parallel for if (s.total > 65536)
-    for (int64_t e = 0; e < s.total; e++) {
-        int64_t q = pidx(&s, pa, e);
-        double xh = (x[e] - mean[q]) * inv[q];
-        x[e] = sc[q] * inv[q] * (g[e] - db[q] / m - xh * ds[q] / m);
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t q0 = row_q0(&s, pa, r);
+        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
+            const int64_t q = q0 + dq * i;
+            double xh = (x[e] - mean[q]) * inv[q];
+            x[e] = sc[q] * inv[q] * (g[e] - db[q] / m - xh * ds[q] / m);
+        }
     }
     fdnn_scatter(p->dx, p->dxp, x, p->alpha, p->beta);
     /* parameter gradients: d = alphaP*d + betaP*d_old */
