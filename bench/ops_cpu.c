@@ -1,0 +1,116 @@
+/* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling and batch norm on
+ * one FLOAT NCHW tensor, each timed as the minimum over repeated calls with the benchmark's OpenMP
+ * threads, printed as ms and as GB/s of the bytes the op must move at least (each tensor read or
+ * written once). Compare with `cpu_mem_floor B B` (B = the tensor's bytes): a copy of the same size.
+ *   ops_cpu [N [C [H [W [reps]]]]]   (default 8 64 56 56, 30 repetitions) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <cudnn.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define CK(x)                                                                                                                    \
+    do {                                                                                                                         \
+        cudnnStatus_t s_ = (x);                                                                                                  \
+        if (s_ != CUDNN_STATUS_SUCCESS) {                                                                                        \
+            fprintf(stderr, "ops_cpu: %s failed: %s\n", #x, cudnnGetErrorString(s_));                                            \
+            exit(1);                                                                                                             \
+        }                                                                                                                        \
+    } while (0)
+
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_POOL, OP_BN_TRAIN, OP_BN_BWD, OP_COUNT };
+
+int main(int argc, char **argv)
+{
+    const int N = argc > 1 ? atoi(argv[1]) : 8, C = argc > 2 ? atoi(argv[2]) : 64, H = argc > 3 ? atoi(argv[3]) : 56,
+              W = argc > 4 ? atoi(argv[4]) : 56, reps = argc > 5 ? atoi(argv[5]) : 30;
+    if (N < 1 || C < 1 || H < 2 || W < 2 || reps < 1) {
+        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps]]]]] (H, W >= 2)\n");
+        return 2;
+    }
+    const size_t n = (size_t)N * C * H * W;
+    float *x = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4), *dx = malloc(n * 4);
+    float *prm = malloc((size_t)C * 4 * 6);
+    if (!x || !y || !dy || !dx || !prm) {
+        fprintf(stderr, "ops_cpu: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((i * 7919) % 1000) / 500.f - 1.f;
+        dy[i] = (float)((i * 104729) % 1000) / 1000.f;
+        y[i] = dx[i] = 0.f;
+    }
+    float *scale = prm, *bias = prm + C, *rmean = prm + 2 * C, *rvar = prm + 3 * C, *smean = prm + 4 * C, *sinv = prm + 5 * C;
+    for (int c = 0; c < C; c++) scale[c] = 1.f, bias[c] = rmean[c] = 0.f, rvar[c] = 1.f;
+
+    cudnnHandle_t h;
+    CK(cudnnCreate(&h));
+    cudnnTensorDescriptor_t t, tp, tbn;
+    CK(cudnnCreateTensorDescriptor(&t));
+    CK(cudnnCreateTensorDescriptor(&tp));
+    CK(cudnnCreateTensorDescriptor(&tbn));
+    CK(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W));
+    CK(cudnnSetTensor4dDescriptor(tp, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H / 2, W / 2));
+    CK(cudnnSetTensor4dDescriptor(tbn, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, C, 1, 1));
+    cudnnActivationDescriptor_t ad;
+    CK(cudnnCreateActivationDescriptor(&ad));
+    CK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    cudnnPoolingDescriptor_t pd;
+    CK(cudnnCreatePoolingDescriptor(&pd));
+    CK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2));
+
+    static const char *const names[OP_COUNT] = {"activation fwd (RELU)",   "activation bwd (RELU)", "softmax fwd (ACCURATE, CHANNEL)",
+                                                "softmax fwd (ACCURATE, INSTANCE)", "max pooling fwd 2x2/2", "bn fwd training (SPATIAL)",
+                                                "bn bwd (SPATIAL, saved stats)"};
+    const double tb = 4.0 * (double)n; /* bytes of one tensor */
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 1.25 * tb, 2 * tb, 3 * tb};
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+#else
+    const int threads = 1;
+#endif
+    printf("FreeDNN CPU ops: FLOAT NCHW %dx%dx%dx%d (%.1f MB per tensor), %d thread(s), min of %d calls\n", N, C, H, W, tb * 1e-6, threads,
+           reps);
+    const float one = 1.f, zero = 0.f;
+    for (int op = 0; op < OP_COUNT; op++) {
+        double best = 1e30;
+        for (int r = 0; r < reps; r++) {
+            const double t0 = now();
+            switch (op) {
+            case OP_ACT_FWD: CK(cudnnActivationForward(h, ad, &one, t, x, &zero, t, y)); break;
+            case OP_ACT_BWD: CK(cudnnActivationBackward(h, ad, &one, t, y, t, dy, t, x, &zero, t, dx)); break;
+            case OP_SM_CHAN: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, x, &zero, t, y)); break;
+            case OP_SM_INST: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, x, &zero, t, y)); break;
+            case OP_POOL: CK(cudnnPoolingForward(h, pd, &one, t, x, &zero, tp, y)); break;
+            case OP_BN_TRAIN:
+                CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, t, x, t, y, tbn, scale, bias, 0.1, rmean, rvar,
+                                                          1e-5, smean, sinv));
+                break;
+            default:
+                CK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, t, x, t, dy, t, dx, tbn, scale, rmean,
+                                                   rvar, 1e-5, smean, sinv));
+                break;
+            }
+            const double d = now() - t0;
+            if (d < best) best = d;
+        }
+        printf("  %-34s %9.3f ms %8.2f GB/s\n", names[op], best * 1e3, bytes[op] / best * 1e-9);
+    }
+    cudnnDestroyActivationDescriptor(ad);
+    cudnnDestroyPoolingDescriptor(pd);
+    cudnnDestroyTensorDescriptor(t);
+    cudnnDestroyTensorDescriptor(tp);
+    cudnnDestroyTensorDescriptor(tbn);
+    cudnnDestroy(h);
+    free(x), free(y), free(dy), free(dx), free(prm);
+    return 0;
+}
