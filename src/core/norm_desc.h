@@ -85,9 +85,7 @@ cudnnStatus_t fdnn_cpu_stf_sampler_bwd(const struct cudnnSpatialTransformerStruc
                               const void *x, double beta, const struct cudnnTensorStruct *dxd, void *dx, double alphaDg,
                               const struct cudnnTensorStruct *dyd, const void *dy, const void *grid, double betaDg, void *dgrid);
 
-/* Logical-order gather/scatter through a descriptor's strides (shared by the CPU files). */
+/* Element offset of logical index e through a descriptor's strides (shared by the CPU files; whole
+ * tensors are copied by fdnn_ops_gather_into / fdnn_ops_blend, src/cpu/ops_common.h). */
 int64_t fdnn_logical_offset(const struct cudnnTensorStruct *t, int64_t e);
-void fdnn_gather(const struct cudnnTensorStruct *t, const void *p, double *out);
-/* dst = alpha*v + beta*dst (dst not read when beta == 0). */
-void fdnn_scatter(const struct cudnnTensorStruct *t, void *p, const double *v, double alpha, double beta);
 #endif

@@ -18,23 +18,14 @@ int64_t fdnn_logical_offset(const struct cudnnTensorStruct *t, int64_t e)
     return off;
 }
 
-void fdnn_gather(const struct cudnnTensorStruct *t, const void *p, double *out)
-{
-    fdnn_ops_gather_into(t, p, out);
-}
-
-void fdnn_scatter(const struct cudnnTensorStruct *t, void *p, const double *v, double alpha, double beta)
-{
-    fdnn_ops_blend(t, p, v, alpha, beta);
-}
-
 size_t fdnn_norm_reserve_size(int ops, int64_t nelem)
 {
     return ops == FDNN_NORM_OPS_NORM ? 0 : (size_t)nelem * sizeof(double);
 }
 
-/* Shape of the problem: N, C, S (spatial product), P (#params), M (#elements per param). */
-typedef struct { int64_t n, c, s, p, m, total; } shape;
+/* Shape of the problem: N, C, S (spatial product), P (#params), M (#elements per param); the
+ * elements as rows = N * C rows of S, dq = 1 where each spatial element has its own parameter. */
+typedef struct { int64_t n, c, s, p, m, total, rows, dq; } shape;
 
 static shape get_shape(const fdnn_norm_prob *p)
 {
@@ -46,14 +37,16 @@ static shape get_shape(const fdnn_norm_prob *p)
     s.total = s.n * s.c * s.s;
     s.p = p->per_activation ? s.c * s.s : s.c;
     s.m = p->per_activation ? s.n : s.n * s.s;
+    s.rows = s.n * s.c;
+    s.dq = p->per_activation ? 1 : 0;
     return s;
 }
 
 /* The loops below walk the elements as rows r = n * C + c of S spatial elements (e = r * S + i, in
  * order, so every sum keeps its order); element i of row r has parameter q = q0 + dq * i. */
-static inline int64_t row_q0(const shape *s, int per_act, int64_t r)
+static inline int64_t row_q0(const shape *s, int64_t r)
 {
-    return per_act ? (r % s->c) * s->s : r % s->c;
+    return s->dq ? (r % s->c) * s->s : r % s->c;
 }
 
 static void load_param(const struct cudnnTensorStruct *d, const void *ptr, double *out, int64_t n)
@@ -76,19 +69,17 @@ static cudnnStatus_t apply(const fdnn_norm_prob *p, const shape *s, const double
         free(x), free(z), free(sc), free(bi);
         return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     }
-    fdnn_gather(p->x, p->xp, x);
-    if (z) fdnn_gather(p->z, p->zp, z);
+    fdnn_ops_gather_into(p->x, p->xp, x);
+    if (z) fdnn_ops_gather_into(p->z, p->zp, z);
     load_param(p->sb, p->scale, sc, s->p);
     load_param(p->sb, p->bias, bi, s->p);
     double *pre = p->reserve;
     const struct cudnnActivationStruct *a = p->act;
-    int pa = p->per_activation;
-    const int64_t rows = s->n * s->c, S = s->s, dq = pa ? 1 : 0;
 #pragma omp parallel for if (s->total > 65536)
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t q0 = row_q0(s, pa, r);
-        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
-            const int64_t q = q0 + dq * i;
+    for (int64_t r = 0; r < s->rows; r++) {
+        const int64_t q0 = row_q0(s, r);
+        for (int64_t i = 0, e = r * s->s; i < s->s; i++, e++) {
+            const int64_t q = q0 + s->dq * i;
             double v = sc[q] * (x[e] - mean[q]) * invstd[q] + bi[q];
             if (z) v += z[e];
             if (p->ops != FDNN_NORM_OPS_NORM) {
@@ -98,7 +89,7 @@ static cudnnStatus_t apply(const fdnn_norm_prob *p, const shape *s, const double
             x[e] = v;
         }
     }
-    fdnn_scatter(p->y, p->yp, x, p->alpha, p->beta);
+    fdnn_ops_blend(p->y, p->yp, x, p->alpha, p->beta);
     free(x), free(z), free(sc), free(bi);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -124,21 +115,19 @@ static cudnnStatus_t batch_stats(const fdnn_norm_prob *p, const shape *s, double
 {
     double *x = malloc(sizeof(double) * (size_t)s->total);
     if (!x) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
-    fdnn_gather(p->x, p->xp, x);
+    fdnn_ops_gather_into(p->x, p->xp, x);
     memset(mean, 0, sizeof(double) * (size_t)s->p);
     memset(var, 0, sizeof(double) * (size_t)s->p);
-    const int pa = p->per_activation;
-    const int64_t rows = s->n * s->c, S = s->s, dq = pa ? 1 : 0;
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t q0 = row_q0(s, pa, r);
-        for (int64_t i = 0, e = r * S; i < S; i++, e++) mean[q0 + dq * i] += x[e];
+    for (int64_t r = 0; r < s->rows; r++) {
+        const int64_t q0 = row_q0(s, r);
+        for (int64_t i = 0, e = r * s->s; i < s->s; i++, e++) mean[q0 + s->dq * i] += x[e];
     }
     for (int64_t q = 0; q < s->p; q++) mean[q] /= (double)s->m;
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t q0 = row_q0(s, pa, r);
-        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
-            const double d = x[e] - mean[q0 + dq * i];
-            var[q0 + dq * i] += d * d;
+    for (int64_t r = 0; r < s->rows; r++) {
+        const int64_t q0 = row_q0(s, r);
+        for (int64_t i = 0, e = r * s->s; i < s->s; i++, e++) {
+            const double d = x[e] - mean[q0 + s->dq * i];
+            var[q0 + s->dq * i] += d * d;
         }
     }
     for (int64_t q = 0; q < s->p; q++) var[q] /= (double)s->m;
@@ -200,8 +189,8 @@ cudnnStatus_t fdnn_cpu_norm_backward(const fdnn_norm_prob *p)
         if (st != CUDNN_STATUS_SUCCESS) goto done;
         for (int64_t q = 0; q < s.p; q++) inv[q] = 1.0 / sqrt(inv[q] + p->eps);
     }
-    fdnn_gather(p->x, p->xp, x);
-    fdnn_gather(p->dy, p->dyp, g);
+    fdnn_ops_gather_into(p->x, p->xp, x);
+    fdnn_ops_gather_into(p->dy, p->dyp, g);
     load_param(p->sb, p->scale, sc, s.p);
     if (p->ops != FDNN_NORM_OPS_NORM) {
         /* back through the activation at the stored pre-activation value */
@@ -211,29 +200,27 @@ cudnnStatus_t fdnn_cpu_norm_backward(const fdnn_norm_prob *p)
             double yv = fdnn_act_fwd(a->mode, a->coef, a->swish_beta, a->nan_opt == CUDNN_PROPAGATE_NAN, pre[e]);
             g[e] = fdnn_act_bwd(a->mode, a->coef, a->swish_beta, pre[e], yv, g[e]);
         }
-        if (p->ops == FDNN_NORM_OPS_ADD_ACT) fdnn_scatter(p->dz, p->dzp, g, 1.0, 0.0);
+        if (p->ops == FDNN_NORM_OPS_ADD_ACT) fdnn_ops_blend(p->dz, p->dzp, g, 1.0, 0.0);
     }
-    const int pa = p->per_activation;
-    const int64_t rows = s.n * s.c, S = s.s, dq = pa ? 1 : 0;
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t q0 = row_q0(&s, pa, r);
-        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
-            const int64_t q = q0 + dq * i;
+    for (int64_t r = 0; r < s.rows; r++) {
+        const int64_t q0 = row_q0(&s, r);
+        for (int64_t i = 0, e = r * s.s; i < s.s; i++, e++) {
+            const int64_t q = q0 + s.dq * i;
             db[q] += g[e];
             ds[q] += g[e] * (x[e] - mean[q]) * inv[q];
         }
     }
     double m = (double)s.m;
 #pragma omp parallel for if (s.total > 65536)
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t q0 = row_q0(&s, pa, r);
-        for (int64_t i = 0, e = r * S; i < S; i++, e++) {
-            const int64_t q = q0 + dq * i;
+    for (int64_t r = 0; r < s.rows; r++) {
+        const int64_t q0 = row_q0(&s, r);
+        for (int64_t i = 0, e = r * s.s; i < s.s; i++, e++) {
+            const int64_t q = q0 + s.dq * i;
             double xh = (x[e] - mean[q]) * inv[q];
             x[e] = sc[q] * inv[q] * (g[e] - db[q] / m - xh * ds[q] / m);
         }
     }
-    fdnn_scatter(p->dx, p->dxp, x, p->alpha, p->beta);
+    fdnn_ops_blend(p->dx, p->dxp, x, p->alpha, p->beta);
     /* parameter gradients: d = alphaP*d + betaP*d_old */
     for (int64_t q = 0; q < s.p; q++) {
         int64_t o = fdnn_logical_offset(p->sb, q);

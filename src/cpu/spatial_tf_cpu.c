@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/norm_desc.h"
+#include "ops_common.h"
 
 static double lin(int i, int n) { return n > 1 ? -1.0 + 2.0 * i / (n - 1) : 0.0; }
 
@@ -60,7 +61,7 @@ cudnnStatus_t fdnn_cpu_stf_sampler_fwd(const struct cudnnSpatialTransformerStruc
         free(xv), free(yv);
         return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     }
-    fdnn_gather(xd, x, xv);
+    fdnn_ops_gather_into(xd, x, xv);
 #pragma omp parallel for collapse(2) if ((int64_t)N * Ho * Wo > 16384)
     for (int n = 0; n < N; n++)
         for (int h = 0; h < Ho; h++)
@@ -81,7 +82,7 @@ cudnnStatus_t fdnn_cpu_stf_sampler_fwd(const struct cudnnSpatialTransformerStruc
                     yv[(((int64_t)n * C + c) * Ho + h) * Wo + w] = acc;
                 }
             }
-    fdnn_scatter(yd, y, yv, alpha, beta);
+    fdnn_ops_blend(yd, y, yv, alpha, beta);
     free(xv), free(yv);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -98,8 +99,8 @@ cudnnStatus_t fdnn_cpu_stf_sampler_bwd(const struct cudnnSpatialTransformerStruc
         free(xv), free(gx), free(dyv);
         return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     }
-    fdnn_gather(xd, x, xv);
-    fdnn_gather(dyd, dy, dyv);
+    fdnn_ops_gather_into(xd, x, xv);
+    fdnn_ops_gather_into(dyd, dy, dyv);
     cudnnDataType_t t = st->dtype;
     /* sequential over n,h,w: scattering into dx must not race */
     for (int n = 0; n < N; n++)
@@ -128,7 +129,7 @@ cudnnStatus_t fdnn_cpu_stf_sampler_bwd(const struct cudnnSpatialTransformerStruc
                 fdnn_store(dgrid, t, o, r0);
                 fdnn_store(dgrid, t, o + 1, r1);
             }
-    fdnn_scatter(dxd, dx, gx, alpha, beta);
+    fdnn_ops_blend(dxd, dx, gx, alpha, beta);
     free(xv), free(gx), free(dyv);
     return CUDNN_STATUS_SUCCESS;
 }
