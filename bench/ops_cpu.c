@@ -2,7 +2,8 @@
  * one FLOAT NCHW tensor, each timed as the minimum over repeated calls with the benchmark's OpenMP
  * threads, printed as ms and as GB/s of the bytes the op must move at least (each tensor read or
  * written once). Compare with `cpu_mem_floor B B` (B = the tensor's bytes): a copy of the same size.
- *   ops_cpu [N [C [H [W [reps]]]]]   (default 8 64 56 56, 30 repetitions) */
+ *   ops_cpu [N [C [H [W [reps [nchw|nhwc]]]]]]   (default 8 64 56 56, 30 repetitions, nchw) */
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <cudnn.h>
@@ -27,14 +28,15 @@ static double now(void)
         }                                                                                                                        \
     } while (0)
 
-enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_POOL, OP_BN_TRAIN, OP_BN_BWD, OP_COUNT };
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_BN_TRAIN, OP_BN_BWD, OP_COUNT };
 
 int main(int argc, char **argv)
 {
     const int N = argc > 1 ? atoi(argv[1]) : 8, C = argc > 2 ? atoi(argv[2]) : 64, H = argc > 3 ? atoi(argv[3]) : 56,
               W = argc > 4 ? atoi(argv[4]) : 56, reps = argc > 5 ? atoi(argv[5]) : 30;
-    if (N < 1 || C < 1 || H < 2 || W < 2 || reps < 1) {
-        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps]]]]] (H, W >= 2)\n");
+    const int nhwc = argc > 6 && strcmp(argv[6], "nhwc") == 0;
+    if (N < 1 || C < 1 || H < 2 || W < 2 || reps < 1 || (argc > 6 && !nhwc && strcmp(argv[6], "nchw") != 0)) {
+        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps [nchw|nhwc]]]]]] (H, W >= 2)\n");
         return 2;
     }
     const size_t n = (size_t)N * C * H * W;
@@ -58,27 +60,40 @@ int main(int argc, char **argv)
     CK(cudnnCreateTensorDescriptor(&t));
     CK(cudnnCreateTensorDescriptor(&tp));
     CK(cudnnCreateTensorDescriptor(&tbn));
-    CK(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W));
-    CK(cudnnSetTensor4dDescriptor(tp, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H / 2, W / 2));
+    const cudnnTensorFormat_t fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    CK(cudnnSetTensor4dDescriptor(t, fmt, CUDNN_DATA_FLOAT, N, C, H, W));
+    CK(cudnnSetTensor4dDescriptor(tp, fmt, CUDNN_DATA_FLOAT, N, C, H / 2, W / 2));
     CK(cudnnSetTensor4dDescriptor(tbn, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, C, 1, 1));
     cudnnActivationDescriptor_t ad;
     CK(cudnnCreateActivationDescriptor(&ad));
     CK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
-    cudnnPoolingDescriptor_t pd;
+    cudnnPoolingDescriptor_t pd, avgd;
     CK(cudnnCreatePoolingDescriptor(&pd));
     CK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2));
+    CK(cudnnCreatePoolingDescriptor(&avgd)); /* ResNet's 3x3/2 pad 1 window shape, averaged */
+    CK(cudnnSetPooling2dDescriptor(avgd, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
+    cudnnTensorDescriptor_t ta;
+    CK(cudnnCreateTensorDescriptor(&ta));
+    CK(cudnnSetTensor4dDescriptor(ta, fmt, CUDNN_DATA_FLOAT, N, C, (H - 1) / 2 + 1, (W - 1) / 2 + 1));
 
-    static const char *const names[OP_COUNT] = {"activation fwd (RELU)",   "activation bwd (RELU)", "softmax fwd (ACCURATE, CHANNEL)",
-                                                "softmax fwd (ACCURATE, INSTANCE)", "max pooling fwd 2x2/2", "bn fwd training (SPATIAL)",
+    static const char *const names[OP_COUNT] = {"activation fwd (RELU)",
+                                                "activation bwd (RELU)",
+                                                "softmax fwd (ACCURATE, CHANNEL)",
+                                                "softmax fwd (ACCURATE, INSTANCE)",
+                                                "softmax bwd (ACCURATE, CHANNEL)",
+                                                "max pooling fwd 2x2/2",
+                                                "max pooling bwd 2x2/2",
+                                                "avg pooling fwd 3x3/2 pad 1",
+                                                "bn fwd training (SPATIAL)",
                                                 "bn bwd (SPATIAL, saved stats)"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
-    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 1.25 * tb, 2 * tb, 3 * tb};
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb};
 #ifdef _OPENMP
     const int threads = omp_get_max_threads();
 #else
     const int threads = 1;
 #endif
-    printf("FreeDNN CPU ops: FLOAT NCHW %dx%dx%dx%d (%.1f MB per tensor), %d thread(s), min of %d calls\n", N, C, H, W, tb * 1e-6, threads,
+    printf("FreeDNN CPU ops: FLOAT %s %dx%dx%dx%d (%.1f MB per tensor), %d thread(s), min of %d calls\n", nhwc ? "NHWC" : "NCHW", N, C, H, W, tb * 1e-6, threads,
            reps);
     const float one = 1.f, zero = 0.f;
     for (int op = 0; op < OP_COUNT; op++) {
@@ -90,7 +105,12 @@ int main(int argc, char **argv)
             case OP_ACT_BWD: CK(cudnnActivationBackward(h, ad, &one, t, y, t, dy, t, x, &zero, t, dx)); break;
             case OP_SM_CHAN: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, x, &zero, t, y)); break;
             case OP_SM_INST: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, x, &zero, t, y)); break;
+            case OP_SM_BWD:
+                CK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, y, t, dy, &zero, t, dx));
+                break;
             case OP_POOL: CK(cudnnPoolingForward(h, pd, &one, t, x, &zero, tp, y)); break;
+            case OP_POOL_BWD: CK(cudnnPoolingBackward(h, pd, &one, tp, y, tp, dy, t, x, &zero, t, dx)); break;
+            case OP_AVG: CK(cudnnPoolingForward(h, avgd, &one, t, x, &zero, ta, y)); break;
             case OP_BN_TRAIN:
                 CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, t, x, t, y, tbn, scale, bias, 0.1, rmean, rvar,
                                                           1e-5, smean, sinv));
@@ -107,6 +127,8 @@ int main(int argc, char **argv)
     }
     cudnnDestroyActivationDescriptor(ad);
     cudnnDestroyPoolingDescriptor(pd);
+    cudnnDestroyPoolingDescriptor(avgd);
+    cudnnDestroyTensorDescriptor(ta);
     cudnnDestroyTensorDescriptor(t);
     cudnnDestroyTensorDescriptor(tp);
     cudnnDestroyTensorDescriptor(tbn);

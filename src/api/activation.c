@@ -63,8 +63,8 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
 #endif
     }
     int64_t n = fdnn_tensor_elems(xDesc);
-    if (xDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_packed(xDesc) && fdnn_ops_packed(yDesc)) {
-        /* packed FLOAT: the same double arithmetic and single rounding, without the double copies */
+    if (xDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_flat(xDesc, yDesc)) {
+        /* dense FLOAT (NCHW, NHWC, ...) in one layout, walked in memory order: the same double arithmetic and single rounding, without the double copies */
         const float *xf = x;
         float *yf = y;
         if (mode == CUDNN_ACTIVATION_RELU && !prop) { /* NaN > 0 is false: NaN -> 0 as NOT_PROPAGATE_NAN asks */
@@ -136,8 +136,8 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationBackward: this build has no CUDA backend");
 #endif
     }
-    if (dxDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_packed(yDesc) && fdnn_ops_packed(dyDesc) && fdnn_ops_packed(xDesc) &&
-        fdnn_ops_packed(dxDesc)) {
+    if (dxDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_flat(yDesc, dxDesc) && fdnn_ops_flat(dyDesc, dxDesc) &&
+        fdnn_ops_flat(xDesc, dxDesc)) {
         const float *yf = y, *dyf = dy, *xf = x;
         float *dxf = dx;
         const int64_t n = fdnn_tensor_elems(dxDesc);

@@ -17,6 +17,51 @@ int fdnn_ops_packed(const fdnn_tensor *t)
     return 1;
 }
 
+int fdnn_ops_dense(const fdnn_tensor *t)
+{
+    if (t->vect > 1) return 0;
+    /* the dims longer than 1, by increasing stride, must each step over all the earlier ones */
+    int used[CUDNN_DIM_MAX] = {0};
+    int64_t s = 1;
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < t->nb_dims; i++)
+            if (!used[i] && t->dim[i] > 1 && (best < 0 || t->stride[i] < t->stride[best])) best = i;
+        if (best < 0) return 1;
+        if (t->stride[best] != s) return 0;
+        used[best] = 1;
+        s *= t->dim[best];
+    }
+}
+
+int fdnn_ops_flat(const fdnn_tensor *a, const fdnn_tensor *b)
+{
+    if (a->nb_dims != b->nb_dims || !fdnn_ops_dense(a) || !fdnn_ops_dense(b)) return 0;
+    for (int i = 0; i < a->nb_dims; i++)
+        if (a->dim[i] != b->dim[i] || (a->dim[i] > 1 && a->stride[i] != b->stride[i])) return 0;
+    return 1;
+}
+
+int fdnn_ops_ncs(const fdnn_tensor *t, fdnn_ncs *v)
+{
+    if (t->vect > 1 || t->nb_dims < 2) return 0;
+    v->n = t->dim[0];
+    v->c = t->dim[1];
+    v->sn = t->stride[0];
+    v->sc = t->stride[1];
+    v->s = 1;
+    v->ss = 1;
+    int64_t next = -1; /* the stride the next spatial dim longer than 1 must have, walking outwards */
+    for (int i = t->nb_dims - 1; i >= 2; i--) {
+        if (t->dim[i] == 1) continue;
+        if (next < 0) v->ss = t->stride[i];
+        else if (t->stride[i] != next) return 0;
+        next = (int64_t)t->stride[i] * t->dim[i];
+        v->s *= t->dim[i];
+    }
+    return 1;
+}
+
 /* element offsets of the logical indices [lo, lo + cnt): i itself for a packed tensor, else by an
  * odometer over the dims (no division per element), or index by index where vector lanes make the
  * offset non-linear */

@@ -33,6 +33,17 @@ static inline void fdnn_ops_unravel(const int *dim, int nd, int64_t lin, int *id
 /* 1 when the elements lie in logical order without gaps (row-major strides over the dims
  * longer than 1, no vector lanes): logical index i is then element offset i */
 int fdnn_ops_packed(const fdnn_tensor *t);
+/* 1 when the elements fill offsets [0, elements) exactly, in some order of the dims (NCHW, NHWC,
+ * any permutation; no gaps, no vector lanes) */
+int fdnn_ops_dense(const fdnn_tensor *t);
+/* 1 when a and b (equal dims) are both dense with equal strides: an elementwise op may then run over
+ * the raw offsets 0 .. elements-1 of both */
+int fdnn_ops_flat(const fdnn_tensor *a, const fdnn_tensor *b);
+/* A tensor seen as N x C x S, S the product of the spatial dims: element (n, c, s) at
+ * n*sn + c*sc + s*ss. fdnn_ops_ncs fills it and returns 1 when the spatial dims collapse into one
+ * stride (NCHW, NHWC, NCDHW, NDHWC, packed or with gaps between images or channels), else 0. */
+typedef struct { int64_t n, c, s, sn, sc, ss; } fdnn_ncs;
+int fdnn_ops_ncs(const fdnn_tensor *t, fdnn_ncs *v);
 /* Packed logical-order doubles of the tensor's elements (malloc'd; NULL when out of memory). */
 double *fdnn_ops_gather(const fdnn_tensor *t, const void *data);
 /* The same into out[elements] (packed FLOAT tensors by a plain loop, other strides by an
