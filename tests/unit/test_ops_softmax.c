@@ -98,6 +98,53 @@ static void grad_check(cudnnHandle_t h, int algo, int mode)
     tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
 }
 
+/* FLOAT softmax over a wide range of inputs, element by element to a relative 2e-5 (the float exp of
+ * each backend, subnormal results aside): CHANNEL with C = 2 over (t, 0) pairs, t from -110 to 85 (FAST:
+ * e^t up to e^85; ACCURATE: e^-|t|), in NCHW and NHWC; INSTANCE over t from -110 to 0; and a NaN or
+ * +inf in a group turning that whole group, and no other, into NaN (ACCURATE). */
+static void wide_range(cudnnHandle_t h)
+{
+    enum { K = 1950 };
+    for (int v = 0; v < 5; v++) {
+        const int inst = v == 4, algo = v % 2 ? CUDNN_SOFTMAX_ACCURATE : CUDNN_SOFTMAX_FAST, lay = v / 2 % 2;
+        int dim[4] = {1, inst ? 1 : 2, 1, K};
+        tt X, Y;
+        tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dim, lay);
+        tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, lay);
+        double *x = dalloc(X.n), *got = dalloc(X.n), *want = dalloc(X.n);
+        for (int w = 0; w < K; w++) {
+            x[w] = inst ? -110.0 * w / (K - 1) : -110.0 + 195.0 * w / (K - 1);
+            if (!inst) x[K + w] = 0;
+        }
+        tt_fill(h, &X, x, 0);
+        float one = 1, zero = 0;
+        TH_OK(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, inst ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d,
+                                  X.dev, &zero, Y.d, Y.dev));
+        tt_read(h, &Y, got);
+        for (int64_t i = 0; i < X.n; i++) x[i] = (double)(float)x[i]; /* the inputs as the library saw them */
+        ref_softmax_fwd(algo, inst ? RS_INSTANCE : RS_CHANNEL, 1, dim[1], K, x, want);
+        int64_t bad = -1, checked = 0;
+        for (int64_t i = 0; i < X.n && bad < 0; i++) {
+            if (fabs(want[i]) < 1e-36) continue;
+            checked++;
+            if (!(fabs(got[i] - want[i]) <= 2e-5 * fabs(want[i]))) bad = i;
+        }
+        TH_CHECK(bad < 0 && checked > X.n / 2, "softmax algo=%d %s wide range: %lld values checked, first bad index %lld (got %.9g want %.9g)",
+                 algo, inst ? "INSTANCE" : "CHANNEL", (long long)checked, (long long)bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+        if (v == 1 || v == 3) { /* a NaN at position 7 and +inf at position 11: NaN there, the neighbours untouched */
+            x[7] = NAN;
+            x[K + 11] = INFINITY;
+            tt_fill(h, &X, x, 0);
+            TH_OK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+            tt_read(h, &Y, got);
+            TH_CHECK(isnan(got[7]) && isnan(got[K + 7]) && isnan(got[11]) && isnan(got[K + 11]) && !isnan(got[8]) && !isnan(got[K + 10]),
+                     "softmax ACCURATE CHANNEL: a NaN or +inf input must make its group, and only it, NaN");
+        }
+        free(x); free(got); free(want);
+        tt_free(h, &X); tt_free(h, &Y);
+    }
+}
+
 static void errors(cudnnHandle_t h)
 {
     int d[4] = {2, 3, 4, 5}, e[4] = {2, 3, 4, 4};
@@ -174,6 +221,7 @@ int main(void)
     g_fix = NULL;
     for (int a = 0; a < 3; a++)
         for (int m = 0; m < 2; m++) grad_check(h, a, m);
+    wide_range(h);
     errors(h);
     cudnnDestroy(h);
     return th_finish();
