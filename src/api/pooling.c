@@ -9,7 +9,7 @@
 #include <string.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
-#include "../cpu/ops_common.h"
+#include "../cpu/ops_fast.h"
 
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
@@ -308,6 +308,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, 
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnPoolingForward: this build has no CUDA backend");
 #endif
     }
+    if (fdnn_cpu_pool_fwd_f32(poolingDesc, a, xDesc, x, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
     pgeom g;
     make_geom(&g, poolingDesc, xDesc, yDesc);
     int64_t planes = (int64_t)xDesc->dim[0] * xDesc->dim[1];
@@ -363,6 +364,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle,
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnPoolingBackward: this build has no CUDA backend");
 #endif
     }
+    int alloc_failed;
+    if (fdnn_cpu_pool_bwd_f32(poolingDesc, a, dyDesc, dy, xDesc, x, b, dxDesc, dx, &alloc_failed))
+        return alloc_failed ? FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory") : CUDNN_STATUS_SUCCESS;
     pgeom g;
     make_geom(&g, poolingDesc, xDesc, yDesc);
     int64_t planes = (int64_t)xDesc->dim[0] * xDesc->dim[1];

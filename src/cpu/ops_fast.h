@@ -10,4 +10,12 @@
 int fdnn_cpu_softmax_fwd_f32(int algo, int mode, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y);
 int fdnn_cpu_softmax_bwd_f32(int algo, int mode, double a, const fdnn_tensor *yd, const void *y, const fdnn_tensor *dyd, const void *dy,
                              double b, const fdnn_tensor *dxd, void *dx);
+
+/* pooling (src/cpu/pool_cpu.c): FLOAT tensors of any strides whose rank matches the descriptor. Backward
+ * sets *alloc_failed (and returns 1, dx untouched) when its per-thread gradient buffer cannot be had. */
+struct cudnnPoolingStruct;
+int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd,
+                          void *y);
+int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
+                          const void *x, double b, const fdnn_tensor *dxd, void *dx, int *alloc_failed);
 #endif

@@ -331,6 +331,57 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
     cudnnDestroyPoolingDescriptor(pd);
 }
 
+/* FLOAT max pooling over special values, C = 70 (more channels than one channel block of the CPU's
+ * channels-last loops, forward and backward): -inf, +inf and NaN scattered, one plane all NaN and one
+ * all -inf. Forward under both NaN options, compared exactly (a max is exact); backward with the NaNs
+ * made -inf (the reference routes dy to the first maximum, -inf windows included). */
+static void specials_case(cudnnHandle_t h, int lay, int prop)
+{
+    int win[2] = {2, 2}, pad[2] = {1, 0}, str[2] = {1, 2}, in[2] = {5, 6}, out[2];
+    ref_pool_out_dims(2, in, win, pad, str, out);
+    const int C = 70;
+    int xd[4] = {1, C, in[0], in[1]}, yd[4] = {1, C, out[0], out[1]};
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, win[0], win[1], pad[0], pad[1],
+                                      str[0], str[1]));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, xd, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, yd, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, yd, lay);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, xd, lay);
+    double *x = dalloc(X.n), *got = dalloc(Y.n), *want = dalloc(Y.n), *dy = dalloc(Y.n), *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -2, 2);
+    const int64_t plane = (int64_t)in[0] * in[1];
+    for (int64_t i = 0; i < X.n; i++) {
+        const int64_t c = i / plane;
+        x[i] = c == 3 ? NAN : c == 4 ? -INFINITY : i % 7 == 0 ? -INFINITY : i % 11 == 3 ? INFINITY : i % 13 == 5 ? NAN : x[i];
+    }
+    tt_fill(h, &X, x, 0);
+    float one = 1, zero = 0;
+    TH_OK(cudnnPoolingForward(h, pd, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    ref_pool_fwd(RP_MAX, prop, 2, C, in, out, win, pad, str, x, want);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < Y.n && bad < 0; i++)
+        if (!(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])))) bad = i;
+    TH_CHECK(bad < 0, "PoolingForward MAX over -inf/+inf/NaN, layout %d prop %d: index %lld got %g want %g", lay, prop, (long long)bad,
+             bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+    for (int64_t i = 0; i < X.n; i++) x[i] = isnan(x[i]) ? -INFINITY : x[i];
+    tt_fill(h, &X, x, 0);
+    ref_pool_fwd(RP_MAX, 0, 2, C, in, out, win, pad, str, x, want);
+    tt_fill(h, &Y, want, 0);
+    fill_nz(dy, Y.n, -4, 4);
+    tt_fill(h, &DY, dy, 0);
+    TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    tt_read(h, &DX, gdx);
+    ref_pool_bwd(RP_MAX, 2, C, in, out, win, pad, str, x, dy, wdx);
+    th_compare("PoolingBackward MAX over -inf/+inf, C = 70", gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", CUDNN_DATA_FLOAT));
+    free(x); free(got); free(want); free(dy); free(gdx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
 int main(void)
 {
     th_seed(0x9001);
@@ -368,6 +419,7 @@ int main(void)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 8; it++) nhwc_case(h, float_types[t], pmodes[m], it);
     g_k2 = 0, g_lay = OL_NHWC;
+    for (int prop = 0; prop < 2; prop++) specials_case(h, OL_NHWC, prop), specials_case(h, OL_NCHW, prop);
     desc_and_errors(h);
     big_case(h);
     chunk_case(h);

@@ -1,0 +1,296 @@
+/* Pooling forward and backward straight on FLOAT tensors of any strides (the CPU backend's fast path;
+ * other types gather into doubles in src/api/pooling.c). The channels are worked in blocks: CB of
+ * them side by side where they are innermost in memory (NHWC, NDHWC: the loops over the block
+ * vectorize), one at a time otherwise. Window bounds are clamped once per output instead of tested
+ * per tap. Semantics as src/api/pooling.c documents: max skips NaN (NOT_PROPAGATE) or returns it
+ * (PROPAGATE), a window wholly in padding gives 0, max backward routes dy to the first maximum. */
+#include <math.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "../core/ops_desc.h"
+#include "ops_fast.h"
+
+#define CB_MAX 64 /* channels per block where they are innermost */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLONES
+#endif
+
+/* element strides of an N, C, D, H, W tensor (D of a 4-D tensor: length 1, stride 0) */
+typedef struct { int64_t n, c, d, h, w; } pstride;
+
+static pstride strides_of(const fdnn_tensor *t)
+{
+    pstride s = {t->stride[0], t->stride[1], 0, 0, 0};
+    if (t->nb_dims == 5) s.d = t->stride[2];
+    s.h = t->stride[t->nb_dims - 2];
+    s.w = t->stride[t->nb_dims - 1];
+    return s;
+}
+
+typedef struct {
+    int is_max, prop, incl;
+    int64_t n, c, in[3], out[3], win[3], pad[3], str[3], win_sz;
+    pstride xs, ys;       /* forward: x, y; backward: x (and dx), dy */
+    pstride dxs;          /* backward: dx */
+    int64_t cb;           /* channels per block */
+} pplan;
+
+static void make_plan(pplan *p, const struct cudnnPoolingStruct *d, const fdnn_tensor *x, const fdnn_tensor *y)
+{
+    const int ns = d->nb_spatial;
+    p->is_max = d->mode == CUDNN_POOLING_MAX || d->mode == CUDNN_POOLING_MAX_DETERMINISTIC;
+    p->incl = d->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    p->prop = d->nan_opt == CUDNN_PROPAGATE_NAN;
+    p->n = x->dim[0];
+    p->c = x->dim[1];
+    p->win_sz = 1;
+    for (int i = 0; i < 3; i++) { /* dims D, H, W; a 2-D window fills H and W */
+        const int k = i - (3 - ns);
+        const int act = k >= 0;
+        p->in[i] = act ? x->dim[2 + k] : 1;
+        p->out[i] = act ? y->dim[2 + k] : 1;
+        p->win[i] = act ? d->window[k] : 1;
+        p->pad[i] = act ? d->pad[k] : 0;
+        p->str[i] = act ? d->stride[k] : 1;
+        p->win_sz *= p->win[i];
+    }
+    p->xs = strides_of(x);
+    p->ys = strides_of(y);
+}
+
+/* the in-bounds taps of output o along dim i: [*lo, *hi) */
+static inline void taps(const pplan *p, int i, int64_t o, int64_t *lo, int64_t *hi)
+{
+    const int64_t s = o * p->str[i] - p->pad[i];
+    *lo = s < 0 ? 0 : s;
+    *hi = s + p->win[i] > p->in[i] ? p->in[i] : s + p->win[i];
+    if (*hi < *lo) *hi = *lo;
+}
+
+/* The exact max of one channel's window [d0,d1) x [h0,h1) x [w0,w1) (cnt taps > 0) and its first position
+ * (plane index; the first NaN under PROPAGATE; -1 when every tap is NaN): the slow path the vector loops
+ * below fall back to when a window holds NaN or +-inf, or nothing above -inf */
+static float max_exact(const pplan *p, const float *xc, int64_t d0, int64_t d1, int64_t h0, int64_t h1, int64_t w0, int64_t w1, int64_t *best)
+{
+    float acc = -INFINITY;
+    *best = -1;
+    for (int64_t id = d0; id < d1; id++)
+        for (int64_t ih = h0; ih < h1; ih++)
+            for (int64_t iw = w0; iw < w1; iw++) {
+                const float v = xc[id * p->xs.d + ih * p->xs.h + iw * p->xs.w];
+                const int64_t at = (id * p->in[1] + ih) * p->in[2] + iw;
+                if (isnan(v)) {
+                    if (p->prop) {
+                        *best = at;
+                        return v;
+                    }
+                    continue;
+                }
+                if (*best < 0 || v > acc) acc = v, *best = at;
+            }
+    return *best < 0 ? NAN : acc;
+}
+
+/* ------------------------------------------------------------------ forward */
+
+/* one row of outputs (n, channel block c0..c0+cb, od, oh, all ow). The max loop keeps, besides the
+ * running max, a sum of v*0: it stays 0 unless a tap is NaN or +-inf, and such windows (and those whose
+ * max stays -inf) are redone by max_exact. */
+static inline __attribute__((always_inline)) void fwd_row(const pplan *p, const float *x, float *y, int64_t n, int64_t c0, int64_t cb,
+                                                          int64_t od, int64_t oh, double a, double b)
+{
+    float acc[CB_MAX], chk[CB_MAX], v[CB_MAX];
+    double sum[CB_MAX];
+    const int64_t xc = p->xs.c, yc = p->ys.c;
+    int64_t d0, d1, h0, h1;
+    taps(p, 0, od, &d0, &d1);
+    taps(p, 1, oh, &h0, &h1);
+    const float af = (float)a, bf = (float)b;
+    const float *xb = x + n * p->xs.n + c0 * xc;
+    for (int64_t ow = 0; ow < p->out[2]; ow++) {
+        int64_t w0, w1;
+        taps(p, 2, ow, &w0, &w1);
+        const int64_t cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);
+        if (p->is_max) {
+            for (int64_t c = 0; c < cb; c++) acc[c] = -INFINITY, chk[c] = 0.f;
+            for (int64_t id = d0; id < d1; id++)
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) {
+                        const float *xp = xb + id * p->xs.d + ih * p->xs.h + iw * p->xs.w;
+                        for (int64_t c = 0; c < cb; c++) {
+                            acc[c] = xp[c * xc] > acc[c] ? xp[c * xc] : acc[c];
+                            chk[c] += xp[c * xc] * 0.f;
+                        }
+                    }
+            for (int64_t c = 0; c < cb; c++) {
+                v[c] = acc[c];
+                if (cnt == 0) v[c] = 0.f;
+                else if (chk[c] != 0.f || acc[c] == -INFINITY) {
+                    int64_t at;
+                    v[c] = max_exact(p, xb + c * xc, d0, d1, h0, h1, w0, w1, &at);
+                }
+            }
+        } else {
+            for (int64_t c = 0; c < cb; c++) sum[c] = 0;
+            for (int64_t id = d0; id < d1; id++)
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) {
+                        const float *xp = xb + id * p->xs.d + ih * p->xs.h + iw * p->xs.w;
+                        for (int64_t c = 0; c < cb; c++) sum[c] += (double)xp[c * xc];
+                    }
+            const double div = p->incl ? (double)p->win_sz : (double)cnt;
+            for (int64_t c = 0; c < cb; c++) v[c] = cnt > 0 ? (float)(sum[c] / div) : 0.f;
+        }
+        float *yp = y + n * p->ys.n + c0 * yc + od * p->ys.d + oh * p->ys.h + ow * p->ys.w;
+        if (b == 0)
+            for (int64_t c = 0; c < cb; c++) yp[c * yc] = af * v[c];
+        else
+            for (int64_t c = 0; c < cb; c++) yp[c * yc] = af * v[c] + bf * yp[c * yc];
+    }
+}
+
+CLONES static void fwd_task(const pplan *p, const float *x, float *y, int64_t k, double a, double b)
+{
+    const int64_t blocks = (p->c + p->cb - 1) / p->cb;
+    const int64_t oh = k % p->out[1], od = k / p->out[1] % p->out[0], cbk = k / (p->out[1] * p->out[0]) % blocks,
+                  n = k / (p->out[1] * p->out[0] * blocks);
+    const int64_t c0 = cbk * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
+    if (p->cb > 1) fwd_row(p, x, y, n, c0, cb, od, oh, a, b); /* channels innermost: stride 1, said so for the vectorizer */
+    else fwd_row(p, x, y, n, c0, 1, od, oh, a, b);
+}
+
+int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd,
+                          void *y)
+{
+    if (xd->dtype != CUDNN_DATA_FLOAT || xd->nb_dims != d->nb_spatial + 2) return 0;
+    pplan p;
+    make_plan(&p, d, xd, yd);
+    p.cb = xd->stride[1] == 1 && yd->stride[1] == 1 ? CB_MAX : 1;
+    const int64_t tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.out[0] * p.out[1];
+#pragma omp parallel for schedule(static) if (tasks * p.out[2] * p.win_sz > 16384)
+    for (int64_t k = 0; k < tasks; k++) fwd_task(&p, x, y, k, a, b);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ backward */
+
+/* the gradient of one (image, channel block) into g[spatial * cb + c], zeroed first */
+static inline __attribute__((always_inline)) void bwd_grad(const pplan *p, const float *x, const float *dy, double *g, int64_t n, int64_t c0, int64_t cb)
+{
+    const int64_t xc = p->xs.c, yc = p->ys.c, in_sz = p->in[0] * p->in[1] * p->in[2];
+    for (int64_t i = 0; i < in_sz * cb; i++) g[i] = 0;
+    const float *xb = x + n * p->xs.n + c0 * xc;
+    for (int64_t od = 0; od < p->out[0]; od++)
+        for (int64_t oh = 0; oh < p->out[1]; oh++) {
+            int64_t d0, d1, h0, h1;
+            taps(p, 0, od, &d0, &d1);
+            taps(p, 1, oh, &h0, &h1);
+            for (int64_t ow = 0; ow < p->out[2]; ow++) {
+                int64_t w0, w1;
+                taps(p, 2, ow, &w0, &w1);
+                const int64_t cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);
+                if (cnt == 0) continue;
+                const float *dyp = dy + n * p->ys.n + c0 * yc + od * p->ys.d + oh * p->ys.h + ow * p->ys.w;
+                if (!p->is_max) { /* every tap gets dy / divisor */
+                    double gs[CB_MAX];
+                    const double div = p->incl ? (double)p->win_sz : (double)cnt;
+                    for (int64_t c = 0; c < cb; c++) gs[c] = (double)dyp[c * yc] / div;
+                    for (int64_t id = d0; id < d1; id++)
+                        for (int64_t ih = h0; ih < h1; ih++)
+                            for (int64_t iw = w0; iw < w1; iw++) {
+                                double *gp = g + ((id * p->in[1] + ih) * p->in[2] + iw) * cb;
+                                for (int64_t c = 0; c < cb; c++) gp[c] += gs[c];
+                            }
+                    continue;
+                }
+                /* max: the first maximum in window order (strictly greater replaces), with max_exact's fallback */
+                float acc[CB_MAX], chk[CB_MAX];
+                int64_t best[CB_MAX];
+                for (int64_t c = 0; c < cb; c++) acc[c] = -INFINITY, chk[c] = 0.f, best[c] = -1;
+                for (int64_t id = d0; id < d1; id++)
+                    for (int64_t ih = h0; ih < h1; ih++)
+                        for (int64_t iw = w0; iw < w1; iw++) {
+                            const float *xp = xb + id * p->xs.d + ih * p->xs.h + iw * p->xs.w;
+                            const int64_t at = (id * p->in[1] + ih) * p->in[2] + iw;
+                            for (int64_t c = 0; c < cb; c++) {
+                                const int take = xp[c * xc] > acc[c];
+                                acc[c] = take ? xp[c * xc] : acc[c];
+                                best[c] = take ? at : best[c];
+                                chk[c] += xp[c * xc] * 0.f;
+                            }
+                        }
+                for (int64_t c = 0; c < cb; c++)
+                    if (chk[c] != 0.f || best[c] < 0) /* chk is NaN or +-inf != 0 when a tap was */ max_exact(p, xb + c * xc, d0, d1, h0, h1, w0, w1, &best[c]);
+                for (int64_t c = 0; c < cb; c++)
+                    if (best[c] >= 0) g[best[c] * cb + c] += (double)dyp[c * yc];
+            }
+        }
+}
+
+CLONES static void bwd_task(const pplan *p, const float *x, const float *dy, float *dx, double *g, int64_t k, double a, double b)
+{
+    const int64_t blocks = (p->c + p->cb - 1) / p->cb, n = k / blocks, c0 = k % blocks * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
+    if (p->cb > 1) bwd_grad(p, x, dy, g, n, c0, cb);
+    else bwd_grad(p, x, dy, g, n, c0, 1);
+    const float af = (float)a, bf = (float)b;
+    const int64_t dc = p->dxs.c;
+    float *db = dx + n * p->dxs.n + c0 * dc;
+    for (int64_t id = 0; id < p->in[0]; id++)
+        for (int64_t ih = 0; ih < p->in[1]; ih++) {
+            if (cb == 1 && p->dxs.w == 1) { /* one channel, a contiguous row (NCHW) */
+                float *dp = db + id * p->dxs.d + ih * p->dxs.h;
+                const double *gp = g + (id * p->in[1] + ih) * p->in[2];
+                if (b == 0)
+                    for (int64_t iw = 0; iw < p->in[2]; iw++) dp[iw] = af * (float)gp[iw];
+                else
+                    for (int64_t iw = 0; iw < p->in[2]; iw++) dp[iw] = af * (float)gp[iw] + bf * dp[iw];
+                continue;
+            }
+            for (int64_t iw = 0; iw < p->in[2]; iw++) {
+                float *dp = db + id * p->dxs.d + ih * p->dxs.h + iw * p->dxs.w;
+                const double *gp = g + ((id * p->in[1] + ih) * p->in[2] + iw) * cb;
+                if (b == 0)
+                    for (int64_t c = 0; c < cb; c++) dp[c * dc] = af * (float)gp[c];
+                else
+                    for (int64_t c = 0; c < cb; c++) dp[c * dc] = af * (float)gp[c] + bf * dp[c * dc];
+            }
+        }
+}
+
+int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
+                          const void *x, double b, const fdnn_tensor *dxd, void *dx, int *alloc_failed)
+{
+    *alloc_failed = 0;
+    if (xd->dtype != CUDNN_DATA_FLOAT || xd->nb_dims != d->nb_spatial + 2) return 0;
+    pplan p;
+    make_plan(&p, d, xd, dyd);
+    p.dxs = strides_of(dxd);
+    /* blocks of 16 channels keep the per-thread gradient of a 56 x 56 image in L2 */
+    p.cb = xd->stride[1] == 1 && dyd->stride[1] == 1 && dxd->stride[1] == 1 ? 16 : 1;
+    const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], tasks = p.n * ((p.c + p.cb - 1) / p.cb);
+#ifdef _OPENMP
+    const int nt = omp_get_max_threads();
+#else
+    const int nt = 1;
+#endif
+    double *g = malloc(sizeof(double) * (size_t)(in_sz * p.cb) * (size_t)nt); /* a gradient block per thread */
+    if (!g) {
+        *alloc_failed = 1;
+        return 1;
+    }
+#pragma omp parallel for schedule(static) if (tasks * in_sz > 16384)
+    for (int64_t k = 0; k < tasks; k++) {
+#ifdef _OPENMP
+        double *mine = g + (size_t)omp_get_thread_num() * (size_t)(in_sz * p.cb);
+#else
+        double *mine = g;
+#endif
+        bwd_task(&p, x, dy, dx, mine, k, a, b);
+    }
+    free(g);
+    return 1;
+}
