@@ -153,6 +153,64 @@ static inline __attribute__((always_inline)) void fwd_row(const pplan *p, const 
     }
 }
 
+/* One row of outputs of one channel whose input rows are contiguous (NCHW): the loops run along the
+ * output row, one window column kw at a time over the outputs where that tap is in bounds (input
+ * stride str between outputs, a constant for the vectorizer where it is 1 or 2), in blocks of
+ * ROWB outputs; the finish per output is fwd_row's. */
+#define ROWB 256
+static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, const float *x, float *y, int64_t n, int64_t c, int64_t od,
+                                                            int64_t oh, double a, double b, int64_t str)
+{
+    float acc[ROWB], chk[ROWB];
+    double sum[ROWB];
+    int64_t d0, d1, h0, h1;
+    taps(p, 0, od, &d0, &d1);
+    taps(p, 1, oh, &h0, &h1);
+    const float af = (float)a, bf = (float)b;
+    const float *xb = x + n * p->xs.n + c * p->xs.c;
+    const int64_t pad = p->pad[2], win = p->win[2], in = p->in[2];
+    float *yr = y + n * p->ys.n + c * p->ys.c + od * p->ys.d + oh * p->ys.h;
+    for (int64_t o0 = 0; o0 < p->out[2]; o0 += ROWB) {
+        const int64_t o1 = p->out[2] - o0 < ROWB ? p->out[2] : o0 + ROWB;
+        for (int64_t o = 0; o < o1 - o0; o++) acc[o] = -INFINITY, chk[o] = 0.f, sum[o] = 0;
+        for (int64_t id = d0; id < d1; id++)
+            for (int64_t ih = h0; ih < h1; ih++) {
+                const float *xr = xb + id * p->xs.d + ih * p->xs.h;
+                for (int64_t kw = 0; kw < win; kw++) {
+                    /* outputs ow with 0 <= ow*str - pad + kw < in */
+                    int64_t oa = pad - kw <= 0 ? 0 : (pad - kw + str - 1) / str, ob = in - 1 + pad - kw < 0 ? 0 : (in - 1 + pad - kw) / str + 1;
+                    oa = oa < o0 ? o0 : oa;
+                    ob = ob > o1 ? o1 : ob;
+                    if (oa >= ob) continue;
+                    const float *xs = xr + oa * str - pad + kw;
+                    float *ac = acc + (oa - o0), *ck = chk + (oa - o0);
+                    double *sm = sum + (oa - o0);
+                    if (p->is_max)
+                        for (int64_t o = 0; o < ob - oa; o++) {
+                            ac[o] = xs[o * str] > ac[o] ? xs[o * str] : ac[o];
+                            ck[o] += xs[o * str] * 0.f;
+                        }
+                    else
+                        for (int64_t o = 0; o < ob - oa; o++) sm[o] += (double)xs[o * str];
+                }
+            }
+        for (int64_t ow = o0; ow < o1; ow++) {
+            int64_t w0, w1;
+            taps(p, 2, ow, &w0, &w1);
+            const int64_t cnt = (d1 - d0) * (h1 - h0) * (w1 - w0), o = ow - o0;
+            float v;
+            if (cnt == 0) v = 0.f;
+            else if (!p->is_max) v = (float)(sum[o] / (p->incl ? (double)p->win_sz : (double)cnt));
+            else if (chk[o] != 0.f || acc[o] == -INFINITY) { /* a NaN or +-inf tap, or nothing above -inf */
+                int64_t at;
+                v = max_exact(p, xb, d0, d1, h0, h1, w0, w1, &at);
+            } else v = acc[o];
+            float *yp = yr + ow * p->ys.w;
+            *yp = b == 0 ? af * v : af * v + bf * *yp;
+        }
+    }
+}
+
 CLONES static void fwd_task(const pplan *p, const float *x, float *y, int64_t k, double a, double b)
 {
     const int64_t blocks = (p->c + p->cb - 1) / p->cb;
@@ -160,7 +218,10 @@ CLONES static void fwd_task(const pplan *p, const float *x, float *y, int64_t k,
                   n = k / (p->out[1] * p->out[0] * blocks);
     const int64_t c0 = cbk * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
     if (p->cb > 1) fwd_row(p, x, y, n, c0, cb, od, oh, a, b); /* channels innermost: stride 1, said so for the vectorizer */
-    else fwd_row(p, x, y, n, c0, 1, od, oh, a, b);
+    else if (p->xs.w != 1) fwd_row(p, x, y, n, c0, 1, od, oh, a, b);
+    else if (p->str[2] == 1) fwd_row_w(p, x, y, n, c0, od, oh, a, b, 1);
+    else if (p->str[2] == 2) fwd_row_w(p, x, y, n, c0, od, oh, a, b, 2);
+    else fwd_row_w(p, x, y, n, c0, od, oh, a, b, p->str[2]);
 }
 
 int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd,
