@@ -60,6 +60,11 @@ static void random_shape(int nd, int *dim)
         memcpy(dim, d, sizeof(int) * nd);
         return;
     }
+    if (big == 4) { /* several rows per parameter block (N = 7: blocks of four rows and a tail), odd sizes */
+        int d[5] = {7, 5, 9, 7, 2};
+        memcpy(dim, d, sizeof(int) * nd);
+        return;
+    }
     if (big) {
         int d[5] = {8, 16, 32, 32, 2};
         memcpy(dim, d, sizeof(int) * nd);
@@ -413,6 +418,104 @@ static void test_fd(void)
         }
 }
 
+/* ---------------------------------------------------- CPU FLOAT fast path */
+/* Every data tensor FLOAT in one N x C x S layout (NCHW, NHWC, and both with gaps: the CPU backend's
+ * fast path), over every mode and op, random alpha/beta, training with and without the running and
+ * saved statistics, backward with and without the saved ones: small random shapes, shapes with
+ * several rows per parameter block (big 4), large SPATIAL ones (threads, partial-sum blocks). */
+static void test_fast_paths(void)
+{
+    static const int layouts[4] = {0, 1, 3, 4};
+    g_same_layout = 1;
+    for (int li = 0; li < 4; li++)
+        for (int nd = 4; nd <= 5; nd++)
+            for (int mode = 0; mode < 3; mode++)
+                for (int ops = 0; ops < 3; ops++)
+                    for (int v = 0; v < 3; v++) {
+                        big = v == 2 ? 4 : 0;
+                        g_nostats = v == 1;
+                        sweep_one(CUDNN_DATA_FLOAT, layouts[li], nd, mode, ops, ops != 0 || v == 1);
+                    }
+    g_nostats = 0;
+    big = 1;
+    for (int li = 0; li < 4; li++)
+        for (int ops = 0; ops < 3; ops++) sweep_one(CUDNN_DATA_FLOAT, layouts[li], 4 + (ops == 1), 1 + (li % 2), ops, 1);
+    big = g_same_layout = 0;
+}
+
+/* One FLOAT problem of dims dim with x and z in layout lx, y, dy, dx and dz in layout ly: training
+ * forward (Ex, with ops), inference (ops NORM) and backward (Ex). in: x, z, y, dy, dx (T each), scale,
+ * bias, running mean and variance, dscale, dbias (P each). out: y, inference y, dx, dz (T each),
+ * running mean and variance, saved mean and inverse std, dscale, dbias (P each). */
+static void fvg_run(const int *dim, int lx, int ly, int mode, int ops, double *const *in, double *out)
+{
+    tns x, y, pd;
+    tns_make(&x, CUDNN_DATA_FLOAT, 4, dim, lx);
+    tns_make(&y, CUDNN_DATA_FLOAT, 4, dim, ly);
+    int pdim[4] = {1, dim[1], mode == 0 ? dim[2] : 1, mode == 0 ? dim[3] : 1};
+    tns_make(&pd, CUDNN_DATA_FLOAT, 4, pdim, 0);
+    const int64_t T = x.n, P = pd.n;
+    const cudnnBatchNormMode_t m = (cudnnBatchNormMode_t)mode;
+    const cudnnBatchNormOps_t o = (cudnnBatchNormOps_t)ops;
+    cudnnActivationDescriptor_t act = ops ? make_act(CUDNN_ACTIVATION_ELU, 1.0) : NULL;
+    const float alpha = 0.5f, beta = 0.75f, one = 1.f;
+    void *dx_ = tns_buf(&x, in[0], 0), *dz = tns_buf(&x, in[1], 0), *dy = tns_buf(&y, in[2], 0), *dyi = tns_buf(&y, in[2], 0);
+    void *ddy = tns_buf(&y, in[3], 0), *ddx = tns_buf(&y, in[4], 0), *ddz = tns_buf(&y, NULL, 0);
+    void *sc = tns_buf(&pd, in[5], 0), *bi = tns_buf(&pd, in[6], 0), *rm = tns_buf(&pd, in[7], 0), *rv = tns_buf(&pd, in[8], 0);
+    void *rm0 = tns_buf(&pd, in[7], 0), *rv0 = tns_buf(&pd, in[8], 0), *sm = tns_buf(&pd, NULL, 0), *sv = tns_buf(&pd, NULL, 0);
+    void *ds = tns_buf(&pd, in[9], 0), *db = tns_buf(&pd, in[10], 0);
+    size_t rsz = 0;
+    TH_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(H, m, o, act, x.d, &rsz));
+    void *res = rsz ? th_alloc(H, rsz) : NULL;
+    TH_OK(cudnnBatchNormalizationForwardTrainingEx(H, m, o, &alpha, &beta, x.d, dx_, x.d, ops == 2 ? dz : NULL, y.d, dy, pd.d, sc, bi, 0.25, rm,
+                                                  rv, 1e-3, sm, sv, act, NULL, 0, res, rsz));
+    TH_OK(cudnnBatchNormalizationForwardInference(H, m, &alpha, &beta, x.d, dx_, y.d, dyi, pd.d, sc, bi, rm0, rv0, 1e-3));
+    TH_OK(cudnnBatchNormalizationBackwardEx(H, m, o, &one, &beta, &alpha, &one, x.d, dx_, y.d, dy, y.d, ddy, y.d, ops == 2 ? ddz : NULL, y.d,
+                                            ddx, pd.d, sc, bi, ds, db, 1e-3, sm, sv, act, NULL, 0, res, rsz));
+    tns_get(&y, dy, out), tns_get(&y, dyi, out + T), tns_get(&y, ddx, out + 2 * T), tns_get(&y, ddz, out + 3 * T);
+    void *pv[6] = {rm, rv, sm, sv, ds, db};
+    for (int k = 0; k < 6; k++) tns_get(&pd, pv[k], out + 4 * T + k * P);
+    void *bufs[] = {dx_, dz, dy, dyi, ddy, ddx, ddz, sc, bi, rm, rv, rm0, rv0, sm, sv, ds, db};
+    for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) th_free(H, bufs[k]);
+    if (res) th_free(H, res);
+    if (act) cudnnDestroyActivationDescriptor(act);
+    cudnnDestroyTensorDescriptor(x.d), cudnnDestroyTensorDescriptor(y.d), cudnnDestroyTensorDescriptor(pd.d);
+}
+
+/* FLOAT problems too large for the reference (PER_ACTIVATION with over 16K parameters and 64K
+ * elements: the threaded loops and parameter moves of the CPU fast path): every tensor in x's
+ * layout (NCHW or NHWC) against y, dy, dx, dz padded (the CPU backend's general path), same inputs. */
+static void test_fast_vs_general(void)
+{
+    const int dim[4] = {4, 8, 48, 48};
+    const int64_t T = 4 * 8 * 48 * 48;
+    static const char *const names[10] = {"y", "inference y", "dx", "dz", "running mean", "running var", "saved mean", "saved invstd",
+                                          "dscale", "dbias"};
+    for (int mode = 0; mode < 2; mode++) {
+        const int64_t P = mode == 0 ? T / 4 : 8, len[10] = {T, T, T, T, P, P, P, P, P, P};
+        double *in[11];
+        for (int k = 0; k < 11; k++) {
+            in[k] = dalloc(k < 5 ? T : P);
+            fill_q(in[k], k < 5 ? T : P, k == 5 || k == 8 ? 0.25 : -2, 2);
+        }
+        for (int64_t e = 0; e < T; e++) in[0][e] += (e % 7) / 7.0; /* inexact values: the sums round */
+        double *got[2] = {dalloc(4 * T + 6 * P), dalloc(4 * T + 6 * P)};
+        for (int layout = 0; layout < 2; layout++)
+            for (int ops = 0; ops < 3; ops++) {
+                fvg_run(dim, layout, layout, mode, ops, in, got[0]);
+                fvg_run(dim, layout, 2, mode, ops, in, got[1]);
+                for (int k = 0, off = 0; k < 10; off += (int)len[k], k++) {
+                    if (k == 3 && ops != 2) continue;
+                    char what[120];
+                    snprintf(what, sizeof what, "fast vs general %s: layout %d mode %d ops %d", names[k], layout, mode, ops);
+                    th_compare(what, got[0] + off, got[1] + off, (size_t)len[k], 1e-5);
+                }
+            }
+        for (int k = 0; k < 11; k++) free(in[k]);
+        free(got[0]), free(got[1]);
+    }
+}
+
 /* ------------------------------------------------------------ error paths */
 static void test_errors(void)
 {
@@ -575,6 +678,8 @@ int main(void)
     test_nchw_paths();
     test_fd();
     test_errors();
+    test_fast_paths();
+    test_fast_vs_general();
     cudnnDestroy(H);
     return th_finish();
 }

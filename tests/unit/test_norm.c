@@ -52,6 +52,8 @@ static void random_shape(int nd, int *dim)
     for (int i = 2; i < nd; i++) dim[i] = th_randint(1, 6);
 }
 
+static int g_same_layout; /* y, dy and dx in x's layout (the CPU backend's FLOAT fast path) */
+
 static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, int algo)
 {
     int dim[5];
@@ -65,7 +67,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     if (per_act && N < 2) return;
     tns x, y, z, pd;
     tns_make(&x, t, nd, dim, layout);
-    tns_make(&y, t, nd, dim, (layout + 1) % 3); /* y in a different layout than x */
+    tns_make(&y, t, nd, dim, g_same_layout ? layout : (layout + 1) % 3); /* y in a different layout than x */
     tns_make(&z, t, nd, dim, layout);
     int pdim[5] = {1, C, 1, 1, 1};
     for (int i = 2; i < nd; i++) pdim[i] = per_act ? dim[i] : 1;
@@ -141,7 +143,7 @@ static void sweep_one(cudnnDataType_t t, int layout, int nd, int mode, int ops, 
     char aDs[8], bDs[8], aPs[8], bPs[8];
     scal(t, aD, aDs), scal(t, bD, bDs), scal(t, aP, aPs), scal(t, bP, bPs);
     tns dyt, dxt;
-    tns_make(&dyt, t, nd, dim, (layout + 2) % 3);
+    tns_make(&dyt, t, nd, dim, g_same_layout ? layout : (layout + 2) % 3);
     tns_make(&dxt, t, nd, dim, layout);
     void *ddy = tns_buf(&dyt, hdy, 0), *ddx = tns_buf(&dxt, bD != 0 ? hdx0 : NULL, NAN), *ddz = tns_buf(&z, NULL, NAN);
     void *dds = tns_buf(&pd, bP != 0 ? hds0 : NULL, NAN), *ddb = tns_buf(&pd, bP != 0 ? hdb0 : NULL, NAN);
@@ -196,6 +198,21 @@ static void test_sweep(void)
             for (int nd = 4; nd <= 5; nd++)
                 for (int mode = 0; mode < 2; mode++)
                     for (int ops = 0; ops < 3; ops++) sweep_one(types[ti], layout, nd, mode, ops, th_randint(0, 1));
+}
+
+/* FLOAT with every data tensor in one N x C x S layout (NCHW, NHWC, both with gaps): the CPU
+ * backend's fast path, both modes and all ops (inference with the activation too), the padded
+ * mean/variance descriptor included. */
+static void test_fast_paths(void)
+{
+    static const int layouts[4] = {0, 1, 3, 4};
+    g_same_layout = 1;
+    for (int li = 0; li < 4; li++)
+        for (int nd = 4; nd <= 5; nd++)
+            for (int mode = 0; mode < 2; mode++)
+                for (int ops = 0; ops < 3; ops++)
+                    for (int rep = 0; rep < 2; rep++) sweep_one(CUDNN_DATA_FLOAT, layouts[li], nd, mode, ops, th_randint(0, 1));
+    g_same_layout = 0;
 }
 
 /* ------------------------------------------- finite differences (DOUBLE) */
@@ -377,6 +394,7 @@ int main(void)
     test_sweep();
     test_fd();
     test_errors();
+    test_fast_paths();
     cudnnDestroy(H);
     return th_finish();
 }

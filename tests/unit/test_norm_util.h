@@ -17,18 +17,24 @@ typedef struct {
     int64_t n, span;
 } tns;
 
-/* layout 0: packed NCHW, 1: NHWC (channels last), 2: padded strides */
+/* layout 0: packed NCHW, 1: NHWC (channels last), 2: padded strides, 3: NCHW with gaps between
+ * channels and between images, 4: NHWC with gaps between pixels and between images (3 and 4 keep the
+ * spatial dims in one stride: an N x C x S view) */
 static inline void tns_make(tns *a, cudnnDataType_t t, int nd, const int *dim, int layout)
 {
     a->t = t;
     a->nd = nd;
     memcpy(a->dim, dim, sizeof(int) * nd);
     int64_t s = 1;
-    if (layout == 1) {
+    if (layout == 1 || layout == 4) {
         a->stride[1] = 1;
-        s = dim[1];
+        s = dim[1] + (layout == 4 ? 2 : 0);
         for (int i = nd - 1; i >= 2; i--) a->stride[i] = (int)s, s *= dim[i];
-        a->stride[0] = (int)s;
+        a->stride[0] = (int)s + (layout == 4 ? 7 : 0);
+    } else if (layout == 3) {
+        for (int i = nd - 1; i >= 2; i--) a->stride[i] = (int)s, s *= dim[i];
+        a->stride[1] = (int)s + 3;
+        a->stride[0] = (int)((s + 3) * dim[1] + 5);
     } else {
         for (int i = nd - 1; i >= 0; i--) {
             a->stride[i] = (int)s;
