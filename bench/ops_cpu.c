@@ -1,7 +1,8 @@
-/* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling and batch norm on
- * one FLOAT NCHW tensor, each timed as the minimum over repeated calls with the benchmark's OpenMP
- * threads, printed as ms and as GB/s of the bytes the op must move at least (each tensor read or
- * written once). Compare with `cpu_mem_floor B B` (B = the tensor's bytes): a copy of the same size.
+/* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling, batch norm and the
+ * whole-tensor ops (add, op, transform, scale, set) on one FLOAT NCHW (or NHWC) tensor, each timed as the
+ * minimum over repeated calls with the benchmark's OpenMP threads, printed as ms and as GB/s of the bytes
+ * the op must move at least (each tensor read or written once). Compare with `cpu_mem_floor B B` (B = the
+ * tensor's bytes): a copy of the same size.
  *   ops_cpu [N [C [H [W [reps [nchw|nhwc]]]]]]   (default 8 64 56 56, 30 repetitions, nchw) */
 #include <string.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ static double now(void)
         }                                                                                                                        \
     } while (0)
 
-enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_BN_TRAIN, OP_BN_BWD, OP_COUNT };
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_BN_TRAIN, OP_BN_BWD,
+       OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET, OP_COUNT };
 
 int main(int argc, char **argv)
 {
@@ -72,22 +74,38 @@ int main(int argc, char **argv)
     CK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2));
     CK(cudnnCreatePoolingDescriptor(&avgd)); /* ResNet's 3x3/2 pad 1 window shape, averaged */
     CK(cudnnSetPooling2dDescriptor(avgd, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
-    cudnnTensorDescriptor_t ta;
+    cudnnTensorDescriptor_t ta, tother; /* tother: the same tensor in the other layout (NHWC for NCHW and back) */
     CK(cudnnCreateTensorDescriptor(&ta));
     CK(cudnnSetTensor4dDescriptor(ta, fmt, CUDNN_DATA_FLOAT, N, C, (H - 1) / 2 + 1, (W - 1) / 2 + 1));
+    CK(cudnnCreateTensorDescriptor(&tother));
+    CK(cudnnSetTensor4dDescriptor(tother, nhwc ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, N, C, H, W));
+    cudnnOpTensorDescriptor_t oadd, omul;
+    CK(cudnnCreateOpTensorDescriptor(&oadd));
+    CK(cudnnSetOpTensorDescriptor(oadd, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+    CK(cudnnCreateOpTensorDescriptor(&omul));
+    CK(cudnnSetOpTensorDescriptor(omul, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
 
-    static const char *const names[OP_COUNT] = {"activation fwd (RELU)",
-                                                "activation bwd (RELU)",
-                                                "softmax fwd (ACCURATE, CHANNEL)",
-                                                "softmax fwd (ACCURATE, INSTANCE)",
-                                                "softmax bwd (ACCURATE, CHANNEL)",
-                                                "max pooling fwd 2x2/2",
-                                                "max pooling bwd 2x2/2",
-                                                "avg pooling fwd 3x3/2 pad 1",
-                                                "bn fwd training (SPATIAL)",
-                                                "bn bwd (SPATIAL, saved stats)"};
+    const char *names[OP_COUNT] = {"activation fwd (RELU)",
+                                   "activation bwd (RELU)",
+                                   "softmax fwd (ACCURATE, CHANNEL)",
+                                   "softmax fwd (ACCURATE, INSTANCE)",
+                                   "softmax bwd (ACCURATE, CHANNEL)",
+                                   "max pooling fwd 2x2/2",
+                                   "max pooling bwd 2x2/2",
+                                   "avg pooling fwd 3x3/2 pad 1",
+                                   "bn fwd training (SPATIAL)",
+                                   "bn bwd (SPATIAL, saved stats)",
+                                   "add tensor (bias 1xCx1x1)",
+                                   "add tensor (same layout)",
+                                   "op tensor ADD (same layout)",
+                                   "op tensor MUL (bias 1xCx1x1)",
+                                   "transform (same layout)",
+                                   nhwc ? "transform NHWC->NCHW" : "transform NCHW->NHWC",
+                                   "scale tensor",
+                                   "set tensor"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
-    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb};
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
+                                    2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb};
 #ifdef _OPENMP
     const int threads = omp_get_max_threads();
 #else
@@ -115,10 +133,18 @@ int main(int argc, char **argv)
                 CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, t, x, t, y, tbn, scale, bias, 0.1, rmean, rvar,
                                                           1e-5, smean, sinv));
                 break;
-            default:
+            case OP_BN_BWD:
                 CK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, t, x, t, dy, t, dx, tbn, scale, rmean,
                                                    rvar, 1e-5, smean, sinv));
                 break;
+            case OP_ADD_BIAS: CK(cudnnAddTensor(h, &one, tbn, scale, &one, t, y)); break;
+            case OP_ADD_SAME: CK(cudnnAddTensor(h, &one, t, x, &one, t, y)); break;
+            case OP_OPT_ADD: CK(cudnnOpTensor(h, oadd, &one, t, x, &one, t, dy, &zero, t, y)); break;
+            case OP_OPT_MUL_BIAS: CK(cudnnOpTensor(h, omul, &one, t, x, &one, tbn, scale, &zero, t, y)); break;
+            case OP_XFORM_SAME: CK(cudnnTransformTensor(h, &one, t, x, &zero, t, y)); break;
+            case OP_XFORM_OTHER: CK(cudnnTransformTensor(h, &one, t, x, &zero, tother, y)); break;
+            case OP_SCALE: CK(cudnnScaleTensor(h, t, y, &one)); break;
+            default: CK(cudnnSetTensor(h, t, y, &zero)); break;
             }
             const double d = now() - t0;
             if (d < best) best = d;
@@ -128,7 +154,10 @@ int main(int argc, char **argv)
     cudnnDestroyActivationDescriptor(ad);
     cudnnDestroyPoolingDescriptor(pd);
     cudnnDestroyPoolingDescriptor(avgd);
+    cudnnDestroyOpTensorDescriptor(oadd);
+    cudnnDestroyOpTensorDescriptor(omul);
     cudnnDestroyTensorDescriptor(ta);
+    cudnnDestroyTensorDescriptor(tother);
     cudnnDestroyTensorDescriptor(t);
     cudnnDestroyTensorDescriptor(tp);
     cudnnDestroyTensorDescriptor(tbn);

@@ -1,11 +1,13 @@
 /* cudnnOpTensor and its descriptor: C = op(alpha1*A, alpha2*B) + beta*C with B broadcast
  * by size-1 dims (A must match C). SQRT and NOT are unary (B ignored); NOT is 1 - a, which is
- * logical negation on {0, 1} data. MIN/MAX with NOT_PROPAGATE_NAN ignore a NaN operand. */
-#include <math.h>
+ * logical negation on {0, 1} data. MIN/MAX with NOT_PROPAGATE_NAN ignore a NaN operand.
+ * On the CPU backend FLOAT tensors in the layouts src/cpu/tensor_fast.c serves are computed there,
+ * in place; the rest through packed double copies (src/cpu/ops_common). */
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
 #include "../cpu/ops_common.h"
+#include "../cpu/ops_fast.h"
 
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
@@ -91,17 +93,6 @@ static int types_ok(cudnnDataType_t ab, cudnnDataType_t c, cudnnDataType_t comp)
     }
 }
 
-static inline double op_min(double a, double b, int prop)
-{
-    if (isnan(a) || isnan(b)) return prop ? NAN : (isnan(a) ? b : a);
-    return a < b ? a : b;
-}
-static inline double op_max(double a, double b, int prop)
-{
-    if (isnan(a) || isnan(b)) return prop ? NAN : (isnan(a) ? b : a);
-    return a > b ? a : b;
-}
-
 /* api: cpu cuda */
 FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTensorDescriptor_t opTensorDesc, const void *alpha1,
                                                     const cudnnTensorDescriptor_t aDesc, const void *A, const void *alpha2,
@@ -143,6 +134,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const 
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnOpTensor: this build has no CUDA backend");
 #endif
     }
+    if (opTensorDesc->comp_type == CUDNN_DATA_FLOAT &&
+        fdnn_cpu_op_f32((int)op, prop, a1, aDesc, A, a2, unary ? NULL : bDesc, unary ? NULL : B, b, cDesc, C))
+        return CUDNN_STATUS_SUCCESS;
     int64_t n = fdnn_tensor_elems(cDesc);
     double *pa = fdnn_ops_gather(aDesc, A);
     double *pb0 = unary ? NULL : fdnn_ops_gather(bDesc, B);
@@ -155,19 +149,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const 
     }
     if (!unary) fdnn_ops_broadcast(bDesc, pb0, cDesc, pb);
 #pragma omp parallel for schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) {
-        double x = a1 * pa[i], r;
-        double y = unary ? 0.0 : a2 * pb[i];
-        switch (op) {
-        case CUDNN_OP_TENSOR_ADD: r = x + y; break;
-        case CUDNN_OP_TENSOR_MUL: r = x * y; break;
-        case CUDNN_OP_TENSOR_MIN: r = op_min(x, y, prop); break;
-        case CUDNN_OP_TENSOR_MAX: r = op_max(x, y, prop); break;
-        case CUDNN_OP_TENSOR_SQRT: r = sqrt(x); break;
-        default: r = 1.0 - x; break;
-        }
-        pa[i] = r;
-    }
+    for (int64_t i = 0; i < n; i++) pa[i] = fdnn_ops_tensor_op((int)op, prop, a1 * pa[i], unary ? 0.0 : a2 * pb[i]);
     fdnn_ops_blend(cDesc, C, pa, 1.0, b);
     free(pa);
     free(pb0);

@@ -1,9 +1,11 @@
 /* Whole-tensor utilities: cudnnAddTensor (broadcast add), cudnnSetTensor, cudnnScaleTensor,
- * cudnnTransformTensor (layout/type conversion with alpha/beta). Math on the CPU backend
- * goes through src/cpu/ops_common (gather to packed doubles, blend back). */
+ * cudnnTransformTensor (layout/type conversion with alpha/beta). On the CPU backend, FLOAT tensors
+ * in the layouts src/cpu/tensor_fast.c serves are computed there in place; every other case goes
+ * through src/cpu/ops_common (gather to packed doubles, blend back). */
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../cpu/ops_common.h"
+#include "../cpu/ops_fast.h"
 
 #ifdef FDNN_HAVE_CUDA
 #if __has_include("../cuda/cuda_ops.h")
@@ -48,6 +50,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnAddTensor: this build has no CUDA backend");
 #endif
     }
+    if (fdnn_cpu_op_f32(FDNN_OP_COPY, 0, a, aDesc, A, 0.0, NULL, NULL, b, cDesc, C)) return CUDNN_STATUS_SUCCESS;
     double *pa = fdnn_ops_gather(aDesc, A);
     double *res = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(cDesc));
     if (!pa || !res) {
@@ -84,6 +87,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensor: this build has no CUDA backend");
 #endif
     }
+    if (fdnn_cpu_set_f32(yDesc, y, v)) return CUDNN_STATUS_SUCCESS;
     int64_t n = fdnn_tensor_elems(yDesc);
     const int nd = yDesc->nb_dims;
 #pragma omp parallel for schedule(static) if (n > 65536)
@@ -111,6 +115,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnScaleTensor(cudnnHandle_t handle, con
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnScaleTensor: this build has no CUDA backend");
 #endif
     }
+    if (fdnn_cpu_op_f32(FDNN_OP_COPY, 0, a, yDesc, y, 0.0, NULL, NULL, 0.0, yDesc, y)) return CUDNN_STATUS_SUCCESS;
     double *py = fdnn_ops_gather(yDesc, y);
     if (!py) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     fdnn_ops_blend(yDesc, y, py, a, 0.0);
@@ -156,6 +161,7 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnTransformTensor(cudnnHandle_t handle,
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnTransformTensor: this build has no CUDA backend");
 #endif
     }
+    if (fdnn_cpu_transform_f32(a, xDesc, x, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
     double *px = fdnn_ops_gather(xDesc, x);
     if (!px) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     fdnn_ops_blend(yDesc, y, px, a, b);

@@ -1,9 +1,6 @@
 /* Gather/blend between strided tensors of any supported type and packed double arrays,
  * plus argument checks shared by the tensor-op API files. */
 #include <stdlib.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "ops_common.h"
 
 int fdnn_ops_packed(const fdnn_tensor *t)
@@ -103,13 +100,8 @@ static void walk_blocks(const fdnn_tensor *t, int packed, walk_fn fn, void *ctx)
     const int64_t n = fdnn_tensor_elems(t);
 #pragma omp parallel if (n > 65536)
     {
-#ifdef _OPENMP
-        const int nt = omp_get_num_threads(), me = omp_get_thread_num();
-#else
-        const int nt = 1, me = 0;
-#endif
-        const int64_t lo = n * me / nt, hi = n * (me + 1) / nt;
-        int64_t off[WALK_BLOCK];
+        int64_t lo, hi, off[WALK_BLOCK];
+        fdnn_ops_share(n, &lo, &hi);
         for (int64_t b = lo; b < hi; b += WALK_BLOCK) {
             const int64_t cnt = hi - b < WALK_BLOCK ? hi - b : WALK_BLOCK;
             block_offsets(t, packed, b, cnt, off);

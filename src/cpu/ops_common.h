@@ -4,6 +4,10 @@
  * strided output as y = alpha*result + beta*y (y not read when beta == 0). */
 #ifndef FDNN_CPU_OPS_COMMON_H
 #define FDNN_CPU_OPS_COMMON_H
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "../core/fdnn.h"
 
 typedef struct cudnnTensorStruct fdnn_tensor;
@@ -44,6 +48,36 @@ int fdnn_ops_flat(const fdnn_tensor *a, const fdnn_tensor *b);
  * stride (NCHW, NHWC, NCDHW, NDHWC, packed or with gaps between images or channels), else 0. */
 typedef struct { int64_t n, c, s, sn, sc, ss; } fdnn_ncs;
 int fdnn_ops_ncs(const fdnn_tensor *t, fdnn_ncs *v);
+/* [*lo, *hi): the calling OpenMP thread's contiguous share of n items (all of them outside a parallel region) */
+static inline void fdnn_ops_share(int64_t n, int64_t *lo, int64_t *hi)
+{
+#ifdef _OPENMP
+    const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+#else
+    const int nt = 1, me = 0;
+#endif
+    *lo = n * me / nt;
+    *hi = n * (me + 1) / nt;
+}
+
+/* cudnnOpTensor's op (a cudnnOpTensorOp_t) on the scaled operands x = alpha1*a, y = alpha2*b: SQRT and NOT
+ * (1 - x) ignore y; MIN/MAX give NaN for a NaN operand when prop (PROPAGATE_NAN), else the other operand. */
+static inline double fdnn_ops_tensor_op(int op, int prop, double x, double y)
+{
+    switch (op) {
+    case CUDNN_OP_TENSOR_ADD: return x + y;
+    case CUDNN_OP_TENSOR_MUL: return x * y;
+    case CUDNN_OP_TENSOR_MIN:
+        if (isnan(x) || isnan(y)) return prop ? NAN : (isnan(x) ? y : x);
+        return x < y ? x : y;
+    case CUDNN_OP_TENSOR_MAX:
+        if (isnan(x) || isnan(y)) return prop ? NAN : (isnan(x) ? y : x);
+        return x > y ? x : y;
+    case CUDNN_OP_TENSOR_SQRT: return sqrt(x);
+    default: return 1.0 - x;
+    }
+}
+
 /* Packed logical-order doubles of the tensor's elements (malloc'd; NULL when out of memory). */
 double *fdnn_ops_gather(const fdnn_tensor *t, const void *data);
 /* The same into out[elements] (packed FLOAT tensors by a plain loop, other strides by an

@@ -5,6 +5,14 @@
 #define FDNN_CPU_OPS_FAST_H
 #include "ops_common.h"
 
+/* The fast paths' loop functions are built twice on x86-64 (GCC), for AVX2 and for the baseline, the loader
+ * picking one by the CPU's features (an ifunc) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FDNN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FDNN_CLONES
+#endif
+
 /* softmax (src/cpu/softmax_cpu.c): tensors seen by fdnn_ops_ncs; INSTANCE also needs every tensor dense
  * per image and in one layout */
 int fdnn_cpu_softmax_fwd_f32(int algo, int mode, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y);
@@ -18,4 +26,17 @@ int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
                           void *y);
 int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
                           const void *x, double b, const fdnn_tensor *dxd, void *dx, int *alloc_failed);
+
+/* whole-tensor ops (src/cpu/tensor_fast.c) on FLOAT tensors. fdnn_cpu_op_f32: c = op(a1*a, a2*b) + beta*c (c not
+ * read when beta == 0), op a cudnnOpTensorOp_t as cudnnOpTensor computes it or FDNN_OP_COPY (c = a1*a + beta*c,
+ * cudnnAddTensor's), a and b (bd NULL: none) broadcast to c by size-1 dims: the tensors dense in one layout, or
+ * all NCHW-like or all NHWC-like (fdnn_ops_ncs) with each of N, C and the spatial dims (together) of a and b c's
+ * or 1; an input may be c itself in c's layout, else must not overlap it. fdnn_cpu_transform_f32: y = a*x + beta*y
+ * (equal dims), the layouts fdnn_cpu_op_f32 takes or one NCHW-like and the other NHWC-like, y not overlapping x.
+ * fdnn_cpu_set_f32: every element of a dense y = v. */
+#define FDNN_OP_COPY (-1)
+int fdnn_cpu_op_f32(int op, int prop, double a1, const fdnn_tensor *ad, const void *a, double a2, const fdnn_tensor *bd, const void *b, double beta,
+                    const fdnn_tensor *cd, void *c);
+int fdnn_cpu_transform_f32(double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y);
+int fdnn_cpu_set_f32(const fdnn_tensor *yd, void *y, double v);
 #endif

@@ -13,11 +13,6 @@
 #include "ops_fast.h"
 
 #define CB_MAX 64 /* channels per block where they are innermost */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CLONES
-#endif
 
 /* element strides of an N, C, D, H, W tensor (D of a 4-D tensor: length 1, stride 0) */
 typedef struct { int64_t n, c, d, h, w; } pstride;
@@ -211,7 +206,7 @@ static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, cons
     }
 }
 
-CLONES static void fwd_task(const pplan *p, const float *x, float *y, int64_t k, double a, double b)
+FDNN_CLONES static void fwd_task(const pplan *p, const float *x, float *y, int64_t k, double a, double b)
 {
     const int64_t blocks = (p->c + p->cb - 1) / p->cb;
     const int64_t oh = k % p->out[1], od = k / p->out[1] % p->out[0], cbk = k / (p->out[1] * p->out[0]) % blocks,
@@ -292,7 +287,7 @@ static inline __attribute__((always_inline)) void bwd_grad(const pplan *p, const
         }
 }
 
-CLONES static void bwd_task(const pplan *p, const float *x, const float *dy, float *dx, double *g, int64_t k, double a, double b)
+FDNN_CLONES static void bwd_task(const pplan *p, const float *x, const float *dy, float *dx, double *g, int64_t k, double a, double b)
 {
     const int64_t blocks = (p->c + p->cb - 1) / p->cb, n = k / blocks, c0 = k % blocks * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
     if (p->cb > 1) bwd_grad(p, x, dy, g, n, c0, cb);

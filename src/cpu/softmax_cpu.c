@@ -10,13 +10,6 @@
 
 #define SM_BLOCK 256 /* spatial positions per CHANNEL batch */
 #define INLINE static inline __attribute__((always_inline))
-/* The batch functions are built twice on x86-64 (GCC): for AVX2 (8 lanes, blends) and for the
- * baseline, the loader picking one by the CPU's features (an ifunc) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CLONES
-#endif
 
 typedef struct { const float *p; int64_t gs, ls; } fview;  /* read-only operand */
 typedef struct { float *p; int64_t gs, ls; } fview_w;      /* written operand */
@@ -106,7 +99,7 @@ INLINE void fwd_cols(int algo, const float *x, int64_t xg, int64_t xl, float *y,
     }
 }
 
-CLONES static void fwd_batch(int algo, fview x, fview_w y, int64_t G, int64_t L, double a, double b)
+FDNN_CLONES static void fwd_batch(int algo, fview x, fview_w y, int64_t G, int64_t L, double a, double b)
 {
     if (G == 1) { /* the unit-stride case spelled out so that it vectorizes */
         if (x.ls == 1 && y.ls == 1) fwd_row(algo, x.p, 1, y.p, 1, L, a, b);
@@ -173,7 +166,7 @@ INLINE void bwd_cols(int algo, const float *y, int64_t yg, int64_t yl, const flo
     }
 }
 
-CLONES static void bwd_batch(int algo, fview y, fview dy, fview_w dx, int64_t G, int64_t L, double a, double b)
+FDNN_CLONES static void bwd_batch(int algo, fview y, fview dy, fview_w dx, int64_t G, int64_t L, double a, double b)
 {
     if (G == 1) {
         if (y.ls == 1 && dy.ls == 1 && dx.ls == 1) bwd_row(algo, y.p, 1, dy.p, 1, dx.p, 1, L, a, b);

@@ -1,5 +1,7 @@
 /* cudnnAddTensor: C = alpha*A + beta*C with A broadcast by size-1 dims, every data type and
- * layout, 3..5 dims, NaN prefill for beta = 0, error paths. Runs on both backends. */
+ * layout, 3..5 dims, NaN prefill for beta = 0, error paths; then FLOAT tensors of the shapes and
+ * layouts the CPU backend's fast path takes (in place, threaded sizes) and cases next to them that
+ * it leaves to the general path. Runs on both backends. */
 #include "test_ops_util.h"
 #include "ops_ref.h"
 
@@ -33,6 +35,43 @@ static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int iter)
     for (int64_t i = 0; i < C.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * c0[i] : 0);
     char what[160];
     snprintf(what, sizeof what, "AddTensor %s nd=%d A:%s C:%s alpha=%g beta=%g", th_dtype_name(dt), nd, ol_name[la], ol_name[lc], alpha, beta);
+    th_compare(what, got, want, (size_t)C.n, th_tolerance("add", dt));
+    free(a); free(c0); free(got); free(want);
+    tt_free(h, &A);
+    tt_free(h, &C);
+}
+
+/* The CPU backend's FLOAT fast path (src/cpu/tensor_fast.c) at fast_dims shapes: A and C NCHW-like or NHWC-like,
+ * each packed or with gaps, A of every broadcast kind, random alpha and beta (beta = 0 over a NaN-filled C), A
+ * being C itself. fall picks cases the general path must take instead, with the same results: 1 A constant
+ * over the last dim only, 2 HALF tensors. */
+static void add_fast_case(cudnnHandle_t h, int iter, int fall)
+{
+    int cdim[8], adim[8];
+    const int nd = fast_dims(iter, cdim), k = fall == 1 ? FAST_BCAST_PARTIAL : iter / 4 % FAST_BCAST_KINDS;
+    if (fall == 1) cdim[nd - 1] += cdim[nd - 1] == 1, cdim[nd - 2] += cdim[nd - 2] == 1; /* A then really partial */
+    fast_bcast_dims(nd, cdim, k, adim);
+    const int nhwc = th_randint(0, 1), inplace = k == 0 && iter / 2 % 2, lc = fast_layout(nhwc, th_randint(0, 1));
+    const int la = inplace ? lc : fast_layout(nhwc, th_randint(0, 1));
+    const cudnnDataType_t dt = fall == 2 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    const double alpha = fast_scale(), beta = iter % 5 == 1 ? 0 : fast_scale();
+    tt A, C;
+    tt_make(h, &A, dt, nd, adim, la);
+    tt_make(h, &C, dt, nd, cdim, lc);
+    double *a = dalloc(A.n), *c0 = dalloc(C.n), *got = dalloc(C.n), *want = dalloc(C.n);
+    th_fill_uniform(a, (size_t)A.n, -4, 4);
+    tt_fill(h, &A, a, 0);
+    prior_fill(c0, C.n, beta);
+    if (inplace) memcpy(c0, a, sizeof(double) * (size_t)C.n);
+    tt_fill(h, &C, c0, 77);
+    scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
+    TH_OK(cudnnAddTensor(h, &sa, A.d, inplace ? C.dev : A.dev, &sb, C.d, C.dev));
+    tt_read(h, &C, got);
+    ref_broadcast(nd, adim, cdim, a, want);
+    for (int64_t i = 0; i < C.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * c0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "AddTensor fast-path shapes %s nd=%d %dx%dx..(%lld) A kind %d A:%s C:%s in place %d alpha=%g beta=%g",
+             th_dtype_name(dt), nd, cdim[0], cdim[1], (long long)C.n, k, ol_name[la], ol_name[lc], inplace, alpha, beta);
     th_compare(what, got, want, (size_t)C.n, th_tolerance("add", dt));
     free(a); free(c0); free(got); free(want);
     tt_free(h, &A);
@@ -76,6 +115,9 @@ int main(void)
     for (int t = 0; t < 5; t++)
         for (int it = 0; it < 24; it++) one_case(h, add_types[t], it);
     errors(h);
+    for (int it = 0; it < 28; it++) add_fast_case(h, it, 0);
+    for (int fall = 1; fall <= 2; fall++)
+        for (int it = 0; it < 8; it++) add_fast_case(h, it, fall);
     cudnnDestroy(h);
     return th_finish();
 }

@@ -1,6 +1,8 @@
 /* cudnnOpTensor (+ descriptor), cudnnSetTensor, cudnnScaleTensor, cudnnTransformTensor on the
  * CPU and CUDA backends: every op and type combination cuDNN lists, broadcasting of B, layouts via
- * strides, NaN prefill for beta = 0, NaN propagation of MIN/MAX, error paths. */
+ * strides, NaN prefill for beta = 0, NaN propagation of MIN/MAX, error paths; then FLOAT tensors of
+ * the shapes and layouts the CPU backend's fast path takes (in place, threaded sizes) and the cases
+ * next to them that it leaves to the general path. */
 #include <time.h>
 #include "test_ops_util.h"
 #include "ops_ref.h"
@@ -64,6 +66,59 @@ static void op_case(cudnnHandle_t h, const combo *cb, int op, int iter)
     snprintf(what, sizeof what, "OpTensor op=%d %s->%s nd=%d %s/%s/%s a1=%g a2=%g beta=%g nan=%d", op, th_dtype_name(cb->ab),
              th_dtype_name(cb->c), nd, ol_name[la], ol_name[lb], ol_name[lc], a1, a2, beta, prop);
     th_compare(what, got, want, (size_t)C.n, fmax(th_tolerance("op", cb->ab), th_tolerance("op", cb->c)));
+    free(a); free(b); free(bb); free(c0); free(got); free(want);
+    tt_free(h, &A); tt_free(h, &B); tt_free(h, &C);
+    cudnnDestroyOpTensorDescriptor(od);
+}
+
+/* The CPU backend's FLOAT fast path (src/cpu/tensor_fast.c) at fast_dims shapes: A, B and C NCHW-like or NHWC-like
+ * (one family), each packed or with gaps, B of every broadcast kind, random alpha1/alpha2/beta (beta = 0 over a
+ * NaN-filled C), in place (A is C; B is C), MIN/MAX with NaN in A and B under both NaN options. fall picks cases
+ * the general path must take instead, with the same results: 1 A in the other family than C, 2 B constant over
+ * the last dim only, 3 HALF A and B (compute type FLOAT) into a HALF or FLOAT C. */
+static void op_fast_case(cudnnHandle_t h, int op, int iter, int fall)
+{
+    int dim[8], bdim[8];
+    const int nd = fast_dims(iter, dim), k = fall == 2 ? FAST_BCAST_PARTIAL : iter / 4 % FAST_BCAST_KINDS;
+    if (fall == 2) dim[nd - 1] += dim[nd - 1] == 1, dim[nd - 2] += dim[nd - 2] == 1; /* B then really partial */
+    fast_bcast_dims(nd, dim, k, bdim);
+    const int prop = (iter ^ iter / 8) % 2, nhwc = th_randint(0, 1);
+    /* in place: 1 A is C, 2 B is C (B not broadcast) */
+    const int inplace = fall == 1 || fall == 3 ? 0 : k == 0 ? iter % 3 : iter / 2 % 3 == 1;
+    const int lc = fast_layout(nhwc, th_randint(0, 1)), la = inplace == 1 ? lc : fast_layout(fall == 1 ? !nhwc : nhwc, th_randint(0, 1));
+    const int lb = inplace == 2 ? lc : fast_layout(nhwc, th_randint(0, 1));
+    const cudnnDataType_t ab = fall == 3 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, ct = fall == 3 && iter % 2 ? CUDNN_DATA_FLOAT : ab;
+    double a1 = fast_scale(), a2 = fast_scale(), beta = iter % 5 == 1 ? 0 : fast_scale();
+    if (op == RO_SQRT) a1 = fabs(a1);
+    cudnnOpTensorDescriptor_t od;
+    TH_OK(cudnnCreateOpTensorDescriptor(&od));
+    TH_OK(cudnnSetOpTensorDescriptor(od, (cudnnOpTensorOp_t)op, CUDNN_DATA_FLOAT, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN));
+    tt A, B, C;
+    tt_make(h, &A, ab, nd, dim, la);
+    tt_make(h, &B, ab, nd, bdim, lb);
+    tt_make(h, &C, ct, nd, dim, lc);
+    double *a = dalloc(A.n), *b = dalloc(B.n), *bb = dalloc(C.n), *c0 = dalloc(C.n), *got = dalloc(C.n), *want = dalloc(C.n);
+    th_fill_uniform(a, (size_t)A.n, op == RO_SQRT ? 0 : -4, 4);
+    th_fill_uniform(b, (size_t)B.n, -4, 4);
+    if (op == RO_MIN || op == RO_MAX) { /* NaN in about one element in 8 of each operand */
+        for (int64_t i = 0; i < A.n; i++) if (th_randint(0, 7) == 0) a[i] = NAN;
+        for (int64_t i = 0; i < B.n; i++) if (th_randint(0, 7) == 0) b[i] = NAN;
+    }
+    tt_fill(h, &A, a, 0);
+    tt_fill(h, &B, b, 0);
+    prior_fill(c0, C.n, beta);
+    if (inplace) memcpy(c0, inplace == 1 ? a : b, sizeof(double) * (size_t)C.n);
+    tt_fill(h, &C, c0, 55);
+    ref_broadcast(nd, bdim, dim, b, bb);
+    for (int64_t i = 0; i < C.n; i++) want[i] = ref_op(op, prop, a1 * a[i], a2 * bb[i]) + (beta != 0 ? beta * c0[i] : 0);
+    scal s1 = mkscal(a1, ct), s2 = mkscal(a2, ct), sb = mkscal(beta, ct);
+    TH_OK(cudnnOpTensor(h, od, &s1, A.d, inplace == 1 ? C.dev : A.dev, &s2, B.d, inplace == 2 ? C.dev : B.dev, &sb, C.d, C.dev));
+    tt_read(h, &C, got);
+    char what[220];
+    snprintf(what, sizeof what, "OpTensor fast-path shapes op=%d %s->%s nd=%d %dx%dx..(%lld) B kind %d %s/%s/%s in place %d a1=%g a2=%g beta=%g nan=%d",
+             op, th_dtype_name(ab), th_dtype_name(ct), nd, dim[0], dim[1], (long long)C.n, k, ol_name[la], ol_name[lb], ol_name[lc], inplace, a1, a2,
+             beta, prop);
+    th_compare(what, got, want, (size_t)C.n, fmax(th_tolerance("op", ab), th_tolerance("op", ct)));
     free(a); free(b); free(bb); free(c0); free(got); free(want);
     tt_free(h, &A); tt_free(h, &B); tt_free(h, &C);
     cudnnDestroyOpTensorDescriptor(od);
@@ -155,6 +210,39 @@ static void set_scale(cudnnHandle_t h, cudnnDataType_t dt)
         free(y); free(got); free(want);
         tt_free(h, &Y);
     }
+}
+
+/* cudnnSetTensor and cudnnScaleTensor on FLOAT tensors of fast_dims shapes, NCHW-like or NHWC-like, packed (both on
+ * the CPU backend's fast path) or with gaps (ScaleTensor's fast path, SetTensor's general one), Y holding NaN in
+ * places: SetTensor overwrites them, ScaleTensor keeps them */
+static void set_scale_fast(cudnnHandle_t h, int iter)
+{
+    int dim[8];
+    const int nd = fast_dims(iter, dim), l = fast_layout(th_randint(0, 1), iter / 2 % 2);
+    tt Y;
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, nd, dim, l);
+    double *y = dalloc(Y.n), *got = dalloc(Y.n), *want = dalloc(Y.n);
+    th_fill_uniform(y, (size_t)Y.n, -4, 4);
+    for (int64_t i = 0; i < Y.n; i++)
+        if (th_randint(0, 15) == 0) y[i] = NAN;
+    tt_fill(h, &Y, y, 33);
+    const float v = (float)th_uniform(-4, 4);
+    TH_OK(cudnnSetTensor(h, Y.d, Y.dev, &v));
+    tt_read(h, &Y, got);
+    for (int64_t i = 0; i < Y.n; i++) want[i] = v;
+    char what[160];
+    snprintf(what, sizeof what, "SetTensor FLOAT nd=%d %s (%lld elements)", nd, ol_name[l], (long long)Y.n);
+    th_compare(what, got, want, (size_t)Y.n, 0);
+    tt_fill(h, &Y, y, 33);
+    const double alpha = fast_scale();
+    scal sa = mkscal(alpha, CUDNN_DATA_FLOAT);
+    TH_OK(cudnnScaleTensor(h, Y.d, Y.dev, &sa));
+    tt_read(h, &Y, got);
+    for (int64_t i = 0; i < Y.n; i++) want[i] = alpha * y[i];
+    snprintf(what, sizeof what, "ScaleTensor FLOAT nd=%d %s (%lld elements) alpha=%g", nd, ol_name[l], (long long)Y.n, alpha);
+    th_compare(what, got, want, (size_t)Y.n, th_tolerance("scale", CUDNN_DATA_FLOAT));
+    free(y); free(got); free(want);
+    tt_free(h, &Y);
 }
 
 static void transform_case(cudnnHandle_t h, cudnnDataType_t xt, int lx, cudnnDataType_t yt, int ly, int iter)
@@ -299,6 +387,11 @@ int main(void)
             transform_case(h, vt[v], OL_VECT, CUDNN_DATA_FLOAT, th_randint(0, 3), it);
         }
     transform_errors(h);
+    for (int op = 0; op <= RO_NOT; op++)
+        for (int it = 0; it < 28; it++) op_fast_case(h, op, it, 0);
+    for (int fall = 1; fall <= 3; fall++)
+        for (int it = 0; it < 8; it++) op_fast_case(h, it % (RO_NOT + 1), it, fall);
+    for (int it = 0; it < 12; it++) set_scale_fast(h, it);
     if (th_is_gpu(h)) bandwidth_report(h);
     cudnnDestroy(h);
     return th_finish();

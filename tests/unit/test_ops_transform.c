@@ -1,6 +1,8 @@
 /* Tensor-transform descriptors, cudnnInitTransformDest, cudnnTransformTensorEx (layout change,
  * padding, fold and unfold) and cudnnTransformFilter on the CPU and CUDA backends, against an
- * independent scatter-form reference, plus round trips and error paths. */
+ * independent scatter-form reference, plus round trips and error paths; cudnnTransformTensor on
+ * the FLOAT layouts and sizes of the CPU backend's fast path (NCHW <-> NHWC transposes) and cases
+ * next to them that it leaves to the general path. */
 #include "test_ops_util.h"
 #include "ops_ref.h"
 
@@ -153,6 +155,48 @@ static void filter_case(cudnnHandle_t h, cudnnDataType_t dt)
     cudnnDestroyTensorTransformDescriptor(td);
 }
 
+/* cudnnTransformTensor, y = alpha*x + beta*y, on FLOAT tensors where the CPU backend's fast path
+ * (src/cpu/tensor_fast.c) applies: NCHW-like <-> NHWC-like (its tiled transpose; 3 cases in 4) or within one family,
+ * each tensor packed or with gaps, 4-D and 5-D fast_dims shapes with C and the spatial size as drawn, multiples of
+ * 8 and 64, or ragged, random alpha and beta (beta = 0 over a NaN-filled y). fall picks cases the general path must
+ * take instead, with the same results: 1 HALF tensors, 2 y with gaps between every dim. */
+static void transform_fast_case(cudnnHandle_t h, int iter, int fall)
+{
+    int dim[8];
+    const int nd = fast_dims(iter, dim), shape = iter / 4 % 3;
+    if (shape == 1) { /* C a multiple of 8, the spatial size one of 64 */
+        dim[1] = 8 * th_randint(1, 5);
+        dim[nd - 1] = 8;
+        dim[nd - 2] = 8 * th_randint(1, 2);
+    } else if (shape == 2) { /* neither a multiple of 8 */
+        dim[1] = 8 * th_randint(1, 4) + th_randint(1, 7);
+        dim[nd - 1] |= 1;
+        dim[nd - 2] |= 1;
+    }
+    const int fx = th_randint(0, 1), fy = iter % 4 == 1 ? fx : !fx;
+    const int lx = fast_layout(fx, th_randint(0, 1)), ly = fall == 2 ? OL_PADDED : fast_layout(fy, th_randint(0, 1));
+    const cudnnDataType_t dt = fall == 1 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    const double alpha = fast_scale(), beta = iter % 5 < 2 ? 0 : fast_scale();
+    tt X, Y;
+    tt_make(h, &X, dt, nd, dim, lx);
+    tt_make(h, &Y, dt, nd, dim, ly);
+    double *x = dalloc(X.n), *y0 = dalloc(Y.n), *got = dalloc(Y.n), *want = dalloc(Y.n);
+    th_fill_uniform(x, (size_t)X.n, -4, 4);
+    prior_fill(y0, Y.n, beta);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y0, 11);
+    scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
+    TH_OK(cudnnTransformTensor(h, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    for (int64_t i = 0; i < Y.n; i++) want[i] = alpha * x[i] + (beta != 0 ? beta * y0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "TransformTensor %s %s -> %s nd=%d %dx%dx..(%lld) alpha=%g beta=%g", th_dtype_name(dt), ol_name[lx], ol_name[ly],
+             nd, dim[0], dim[1], (long long)Y.n, alpha, beta);
+    th_compare(what, got, want, (size_t)Y.n, th_tolerance("transform", dt));
+    free(x); free(y0); free(got); free(want);
+    tt_free(h, &X); tt_free(h, &Y);
+}
+
 static void desc_and_errors(cudnnHandle_t h)
 {
     cudnnTensorTransformDescriptor_t td;
@@ -248,6 +292,9 @@ int main(void)
     fold_nvidia_order(h);
     for (int t = 0; t < 5; t++) filter_case(h, ttypes[t]);
     desc_and_errors(h);
+    for (int it = 0; it < 24; it++) transform_fast_case(h, it, 0);
+    for (int fall = 1; fall <= 2; fall++)
+        for (int it = 0; it < 8; it++) transform_fast_case(h, it, fall);
     cudnnDestroy(h);
     return th_finish();
 }

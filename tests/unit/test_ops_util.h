@@ -1,8 +1,10 @@
 /* Test helpers shared by the tests/unit/test_ops_*.c programs: strided tensors of any layout
  * and data type whose logical (N, C, spatial row-major) contents are exchanged as doubles.
  * Layouts: OL_NCHW, OL_NHWC (packed), OL_PADDED (NCHW with gaps between every dim),
- * OL_PADDED_NHWC, OL_VECT (NCHW_VECT_C, 4-D only, for the int8x4/x32 types).
- * Gaps are filled with a sentinel and checked unchanged after every output read. */
+ * OL_PADDED_NHWC, OL_VECT (NCHW_VECT_C, 4-D only, for the int8x4/x32 types), OL_GAPS and
+ * OL_GAPS_NHWC (gaps only between channel planes / pixels and between images: the spatial dims
+ * still collapse into one stride). Gaps are filled with a sentinel and checked unchanged after
+ * every output read. */
 #ifndef TEST_OPS_UTIL_H
 #define TEST_OPS_UTIL_H
 #include <math.h>
@@ -10,8 +12,8 @@
 #include <string.h>
 #include "th.h"
 
-enum { OL_NCHW = 0, OL_NHWC = 1, OL_PADDED = 2, OL_PADDED_NHWC = 3, OL_VECT = 4 };
-static const char *ol_name[] = {"NCHW", "NHWC", "padded", "padded-NHWC", "VECT_C"};
+enum { OL_NCHW = 0, OL_NHWC = 1, OL_PADDED = 2, OL_PADDED_NHWC = 3, OL_VECT = 4, OL_GAPS = 5, OL_GAPS_NHWC = 6 };
+static const char *ol_name[] = {"NCHW", "NHWC", "padded", "padded-NHWC", "VECT_C", "NCHW+gaps", "NHWC+gaps"};
 
 typedef struct {
     cudnnTensorDescriptor_t d;
@@ -48,8 +50,8 @@ static inline void tt_make(cudnnHandle_t h, tt *t, cudnnDataType_t dt, int nd, c
         int64_t s = 1;
         for (int i = nd - 1; i >= 0; i--) { t->stride[i] = (int)s; s *= (i == 1 ? dim[1] / vect : dim[i]); }
     } else {
-        int order[8], k = 0, gap = (layout == OL_PADDED || layout == OL_PADDED_NHWC);
-        if (layout == OL_NHWC || layout == OL_PADDED_NHWC) {
+        int order[8], k = 0, gap = (layout == OL_PADDED || layout == OL_PADDED_NHWC), ncs_gap = layout == OL_GAPS || layout == OL_GAPS_NHWC;
+        if (layout == OL_NHWC || layout == OL_PADDED_NHWC || layout == OL_GAPS_NHWC) {
             order[k++] = 1;
             for (int i = nd - 1; i >= 2; i--) order[k++] = i;
             order[k++] = 0;
@@ -57,7 +59,11 @@ static inline void tt_make(cudnnHandle_t h, tt *t, cudnnDataType_t dt, int nd, c
             for (int i = nd - 1; i >= 0; i--) order[k++] = i;
         }
         int64_t s = 1;
-        for (int j = 0; j < nd; j++) { t->stride[order[j]] = (int)s; s *= dim[order[j]] + gap; }
+        for (int j = 0; j < nd; j++) {
+            t->stride[order[j]] = (int)s;
+            s *= dim[order[j]] + gap;
+            if (ncs_gap && (order[j] == 1 || order[j] == 2)) s += order[j] == 1 ? 3 : 5; /* after dim 1 (C) and dim 2 (outermost spatial) */
+        }
         TH_OK(cudnnSetTensorNdDescriptor(t->d, dt, nd, dim, t->stride));
     }
     t->off = malloc(sizeof(int64_t) * (size_t)t->n);
@@ -170,6 +176,36 @@ static inline void prior_fill_t(double *v, int64_t n, double beta, cudnnDataType
     else th_fill_int(v, (size_t)n, -4, 4);
 }
 #define prior_fill(v, n, beta) prior_fill_t(v, n, beta, CUDNN_DATA_FLOAT)
+
+/* Dims for the CPU backend's FLOAT fast paths of the whole-tensor ops (src/cpu/tensor_fast.c): 4-D, or 5-D when
+ * iter % 3 == 2, of sizes that are multiples of nothing in particular; every fourth iter more than the 65536
+ * elements below which those ops run on one thread. Returns the rank. */
+static inline int fast_dims(int iter, int *dim)
+{
+    const int nd = iter % 3 == 2 ? 5 : 4, big = iter % 4 == 3;
+    dim[0] = th_randint(big ? 2 : 1, 3);
+    dim[1] = big ? th_randint(24, 40) : th_randint(1, 40);
+    for (int i = 2; i < nd; i++) dim[i] = big ? th_randint(nd == 5 ? 12 : 40, nd == 5 ? 15 : 61) : th_randint(1, 9);
+    return nd;
+}
+
+/* The dims of an operand broadcast over dim, of kind k: 0 dim itself, 1 per channel (1xCx1x1), 2 per image
+ * and channel (NxCx1x1), 3 a single value, 4 per position (1x1xHxW), 5 per image and position (Nx1xHxW), 6 the
+ * same for every image (1xCxHxW): the FAST_BCAST_KINDS kinds the fast paths take; FAST_BCAST_PARTIAL constant
+ * over the last dim only, which they leave to the general path */
+#define FAST_BCAST_KINDS 7
+#define FAST_BCAST_PARTIAL 7
+static inline void fast_bcast_dims(int nd, const int *dim, int k, int *bdim)
+{
+    static const char keep[FAST_BCAST_KINDS][3] = {{1, 1, 1}, {0, 1, 0}, {1, 1, 0}, {0, 0, 0}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}}; /* N, C, spatial */
+    for (int i = 0; i < nd; i++) bdim[i] = (k == FAST_BCAST_PARTIAL ? i < nd - 1 : keep[k][i < 2 ? i : 2]) ? dim[i] : 1;
+}
+
+/* A layout of the fast paths: NCHW-like (nhwc 0) or NHWC-like, packed or with gaps between channels and images */
+static inline int fast_layout(int nhwc, int gaps) { return nhwc ? (gaps ? OL_GAPS_NHWC : OL_NHWC) : (gaps ? OL_GAPS : OL_NCHW); }
+
+/* A random scaling factor, exact in float: +-[0.25, 2) */
+static inline double fast_scale(void) { return (double)(float)th_uniform(0.25, 2) * (th_randint(0, 1) ? -1 : 1); }
 #endif
 
 #ifndef TEST_OPS_FD
