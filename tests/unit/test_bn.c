@@ -55,6 +55,11 @@ static void random_shape(int nd, int *dim)
         memcpy(dim, d, sizeof(int) * nd);
         return;
     }
+    if (big == 5) { /* NHWC, C a multiple of 128 bytes of FLOAT and HALF channels (whole 16-byte units per channel group) */
+        int d[5] = {4, 128, 12, 10, 2};
+        memcpy(dim, d, sizeof(int) * nd);
+        return;
+    }
     if (big == 2) { /* NCHW spatial size >= 128 but not a multiple of the 16-byte vector width; odd C for NHWC */
         int d[5] = {3, 7, 13, 11, 3};
         memcpy(dim, d, sizeof(int) * nd);
@@ -642,6 +647,62 @@ static void test_errors(void)
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) cudnnDestroyTensorDescriptor(all[i]->d);
 }
 
+/* Training forward with y == x (in place): the same y, statistics and running averages as with
+ * separate buffers, for packed NCHW and NHWC (the GPU's cooperative kernels read each channel's
+ * first value as a shift; an in-place write must not reach it first). */
+static void test_inplace(void)
+{
+    static const cudnnDataType_t ty[2] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    for (int i = 0; i < 4; i++) {
+        const cudnnDataType_t t = ty[i % 2];
+        const int layout = i < 2 ? 1 : 0, dim[4] = {4, 128, 12, 10};
+        const int64_t T = 4 * 128 * 12 * 10, P = 128;
+        tns x, pd;
+        tns_make(&x, t, 4, dim, layout);
+        const int pdim[4] = {1, 128, 1, 1};
+        tns_make(&pd, ptype(t), 4, pdim, 0);
+        double *hx = dalloc(T), *hs = dalloc(P), *hb = dalloc(P), *r0 = dalloc(P), *r1 = dalloc(P);
+        double *want = dalloc(T), *got = dalloc(T), *pw = dalloc(P), *pg = dalloc(P);
+        fill_q(hx, T, -4, 4);
+        for (int64_t e = 0; e < T; e++) hx[e] += 3.0; /* the shift matters: nonzero means */
+        fill_q(hs, P, 0.25, 2);
+        fill_q(hb, P, -2, 2);
+        fill_q(r0, P, -1, 1);
+        fill_q(r1, P, 0.25, 2);
+        char al[8], be[8];
+        scal(t, 1.0, al);
+        scal(t, 0.0, be);
+        void *dsc = tns_buf(&pd, hs, 0), *dbi = tns_buf(&pd, hb, 0);
+        void *bufs[2][5]; /* x, y, running mean, running var, saved mean: separate, then in place */
+        for (int k = 0; k < 2; k++) {
+            bufs[k][0] = tns_buf(&x, hx, 0);
+            bufs[k][1] = k ? bufs[k][0] : tns_buf(&x, NULL, NAN);
+            bufs[k][2] = tns_buf(&pd, r0, 0), bufs[k][3] = tns_buf(&pd, r1, 0), bufs[k][4] = tns_buf(&pd, NULL, NAN);
+            void *sv = tns_buf(&pd, NULL, NAN);
+            TH_OK(cudnnBatchNormalizationForwardTraining(H, CUDNN_BATCHNORM_SPATIAL, al, be, x.d, bufs[k][0], x.d, bufs[k][1], pd.d, dsc, dbi,
+                                                        0.25, bufs[k][2], bufs[k][3], 1e-3, bufs[k][4], sv));
+            th_free(H, sv);
+        }
+        char w[96];
+        snprintf(w, sizeof w, "in-place training y %s layout %d", th_dtype_name(t), layout);
+        tns_get(&x, bufs[0][1], want);
+        tns_get(&x, bufs[1][1], got);
+        cmp(w, got, want, (size_t)T, t == CUDNN_DATA_FLOAT ? 1e-5 : 2e-3); /* kernels may differ in summation order only */
+        for (int j = 2; j < 5; j++) {
+            snprintf(w, sizeof w, "in-place training stat %d %s layout %d", j, th_dtype_name(t), layout);
+            tns_get(&pd, bufs[0][j], pw);
+            tns_get(&pd, bufs[1][j], pg);
+            cmp(w, pg, pw, (size_t)P, 1e-5);
+        }
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < 5; j++)
+                if (!(k && j == 1)) th_free(H, bufs[k][j]);
+        th_free(H, dsc), th_free(H, dbi);
+        free(hx), free(hs), free(hb), free(r0), free(r1), free(want), free(got), free(pw), free(pg);
+        cudnnDestroyTensorDescriptor(x.d), cudnnDestroyTensorDescriptor(pd.d);
+    }
+}
+
 int main(void)
 {
     th_seed(20261130);
@@ -670,6 +731,13 @@ int main(void)
     sweep_one(CUDNN_DATA_DOUBLE, 1, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     sweep_one(CUDNN_DATA_BFLOAT16, 0, 4, CUDNN_BATCHNORM_SPATIAL, 0, 0);
     g_beta0 = 0;
+    big = 5; /* NHWC, C = 128, each type, backward with and without the saved statistics, beta 0 and not */
+    for (int i = 0; i < 6; i++) {
+        static const cudnnDataType_t ty[3] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+        g_beta0 = i >= 3, g_saved = i % 2;
+        sweep_one(ty[i % 3], 1, 4 + (i == 4), CUDNN_BATCHNORM_SPATIAL, 0, i == 2);
+    }
+    g_beta0 = 0, g_saved = -1;
     big = 0;
     for (int i = 0; i < 12; i++) /* small dense shapes: C == 1 and spatial size 1 included */
         sweep_one(i % 3 == 0 ? CUDNN_DATA_FLOAT : i % 3 == 1 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_DOUBLE, i % 2, 4 + (i % 4 == 3),
@@ -680,6 +748,7 @@ int main(void)
     test_errors();
     test_fast_paths();
     test_fast_vs_general();
+    test_inplace();
     cudnnDestroy(H);
     return th_finish();
 }
