@@ -1,5 +1,5 @@
 /* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling, batch norm and the
- * whole-tensor ops (add, op, transform, scale, set) on one FLOAT NCHW (or NHWC) tensor, each timed as the
+ * whole-tensor ops (add, op, transform, scale, set) and cudnnReduceTensor on one FLOAT NCHW (or NHWC) tensor, each timed as the
  * minimum over repeated calls with the benchmark's OpenMP threads, printed as ms and as GB/s of the bytes
  * the op must move at least (each tensor read or written once). Compare with `cpu_mem_floor B B` (B = the
  * tensor's bytes): a copy of the same size.
@@ -30,7 +30,8 @@ static double now(void)
     } while (0)
 
 enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_BN_TRAIN, OP_BN_BWD,
-       OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET, OP_COUNT };
+       OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET,
+       OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_COUNT };
 
 int main(int argc, char **argv)
 {
@@ -84,6 +85,23 @@ int main(int argc, char **argv)
     CK(cudnnSetOpTensorDescriptor(oadd, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
     CK(cudnnCreateOpTensorDescriptor(&omul));
     CK(cudnnSetOpTensorDescriptor(omul, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+    cudnnReduceTensorDescriptor_t radd, rmax;
+    CK(cudnnCreateReduceTensorDescriptor(&radd));
+    CK(cudnnSetReduceTensorDescriptor(radd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES,
+                                      CUDNN_32BIT_INDICES));
+    CK(cudnnCreateReduceTensorDescriptor(&rmax));
+    CK(cudnnSetReduceTensorDescriptor(rmax, CUDNN_REDUCE_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN,
+                                      CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES));
+    cudnnTensorDescriptor_t tnc, t1; /* reduction outputs NxCx1x1 and 1x1x1x1 */
+    CK(cudnnCreateTensorDescriptor(&tnc));
+    CK(cudnnSetTensor4dDescriptor(tnc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, 1, 1));
+    CK(cudnnCreateTensorDescriptor(&t1));
+    CK(cudnnSetTensor4dDescriptor(t1, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+    int *ridx = malloc((size_t)N * C * sizeof(int));
+    if (!ridx) {
+        fprintf(stderr, "ops_cpu: out of memory\n");
+        return 1;
+    }
 
     const char *names[OP_COUNT] = {"activation fwd (RELU)",
                                    "activation bwd (RELU)",
@@ -102,10 +120,14 @@ int main(int argc, char **argv)
                                    "transform (same layout)",
                                    nhwc ? "transform NHWC->NCHW" : "transform NCHW->NHWC",
                                    "scale tensor",
-                                   "set tensor"};
+                                   "set tensor",
+                                   "reduce ADD -> 1xCx1x1",
+                                   "reduce ADD -> NxCx1x1",
+                                   "reduce ADD -> 1x1x1x1",
+                                   "reduce MAX+indices -> NxCx1x1"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
     const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
-                                    2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb};
+                                    2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb};
 #ifdef _OPENMP
     const int threads = omp_get_max_threads();
 #else
@@ -144,7 +166,11 @@ int main(int argc, char **argv)
             case OP_XFORM_SAME: CK(cudnnTransformTensor(h, &one, t, x, &zero, t, y)); break;
             case OP_XFORM_OTHER: CK(cudnnTransformTensor(h, &one, t, x, &zero, tother, y)); break;
             case OP_SCALE: CK(cudnnScaleTensor(h, t, y, &one)); break;
-            default: CK(cudnnSetTensor(h, t, y, &zero)); break;
+            case OP_SET: CK(cudnnSetTensor(h, t, y, &zero)); break;
+            case OP_RED_C: CK(cudnnReduceTensor(h, radd, NULL, 0, NULL, 0, &one, t, x, &zero, tbn, y)); break;
+            case OP_RED_NC: CK(cudnnReduceTensor(h, radd, NULL, 0, NULL, 0, &one, t, x, &zero, tnc, y)); break;
+            case OP_RED_ALL: CK(cudnnReduceTensor(h, radd, NULL, 0, NULL, 0, &one, t, x, &zero, t1, y)); break;
+            default: CK(cudnnReduceTensor(h, rmax, ridx, (size_t)N * C * sizeof(int), NULL, 0, &one, t, x, &zero, tnc, y)); break;
             }
             const double d = now() - t0;
             if (d < best) best = d;
@@ -156,12 +182,16 @@ int main(int argc, char **argv)
     cudnnDestroyPoolingDescriptor(avgd);
     cudnnDestroyOpTensorDescriptor(oadd);
     cudnnDestroyOpTensorDescriptor(omul);
+    cudnnDestroyReduceTensorDescriptor(radd);
+    cudnnDestroyReduceTensorDescriptor(rmax);
+    cudnnDestroyTensorDescriptor(tnc);
+    cudnnDestroyTensorDescriptor(t1);
     cudnnDestroyTensorDescriptor(ta);
     cudnnDestroyTensorDescriptor(tother);
     cudnnDestroyTensorDescriptor(t);
     cudnnDestroyTensorDescriptor(tp);
     cudnnDestroyTensorDescriptor(tbn);
     cudnnDestroy(h);
-    free(x), free(y), free(dy), free(dx), free(prm);
+    free(x), free(y), free(dy), free(dx), free(prm), free(ridx);
     return 0;
 }

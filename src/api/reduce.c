@@ -6,12 +6,13 @@
  * reduced dims of the first extreme element, as 32-bit integers (cuDNN supports only those).
  * NOT_PROPAGATE_NAN makes MIN/MAX/AMAX skip NaN inputs; PROPAGATE_NAN returns the first NaN
  * (and its index). The other ops propagate NaN arithmetically. The CPU backend needs no
- * workspace: cudnnGetReductionWorkspaceSize reports 0. */
+ * workspace: cudnnGetReductionWorkspaceSize reports 0. A dense FLOAT A into a dense FLOAT C (compute FLOAT) takes
+ * the fast path of src/cpu/reduce_fast.c, which reads A in place. */
 #include <math.h>
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
-#include "../cpu/ops_common.h"
+#include "../cpu/ops_fast.h"
 
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
@@ -195,6 +196,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, co
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnReduceTensor: this build has no CUDA backend");
 #endif
     }
+    if (reduceTensorDesc->comp_type == CUDNN_DATA_FLOAT &&
+        fdnn_cpu_reduce_f32((int)op, prop, al, aDesc, A, be, cDesc, C, need ? (int32_t *)indices : NULL))
+        return CUDNN_STATUS_SUCCESS;
     const int nd = aDesc->nb_dims;
     /* packed strides of A; reduced dims in row-major order */
     int64_t ast[CUDNN_DIM_MAX], s = 1, rn = 1;

@@ -39,4 +39,11 @@ int fdnn_cpu_op_f32(int op, int prop, double a1, const fdnn_tensor *ad, const vo
                     const fdnn_tensor *cd, void *c);
 int fdnn_cpu_transform_f32(double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y);
 int fdnn_cpu_set_f32(const fdnn_tensor *yd, void *y, double v);
+
+/* cudnnReduceTensor (src/cpu/reduce_fast.c) on a dense (any dim order, no gaps) FLOAT A into a dense FLOAT C not
+ * overlapping it, compute type FLOAT: op a cudnnReduceTensorOp_t, prop PROPAGATE_NAN, c = alpha*reduce(a) + beta*c
+ * (c not read when beta == 0), idx (NULL: none) the MIN/MAX/AMAX flattened indices in C's packed order, all as
+ * the general path in src/api/reduce.c computes them */
+int fdnn_cpu_reduce_f32(int op, int prop, double alpha, const fdnn_tensor *ad, const void *a, double beta, const fdnn_tensor *cd, void *c,
+                        int32_t *idx);
 #endif

@@ -1,7 +1,7 @@
 /* cudnnReduceTensor (+ descriptor, indices/workspace size queries): all
  * nine ops, random reduced-dim sets over 3..6-D tensors, FLOAT/DOUBLE/HALF/BFLOAT16 (and
  * HALF/BFLOAT16 -> FLOAT), layouts, alpha/beta with NaN prefill, FLATTENED 32-bit indices,
- * NaN propagation, error paths. */
+ * NaN propagation, error paths; the CPU FLOAT fast path's patterns (fast_case). */
 #include "test_ops_util.h"
 #include "ops_ref.h"
 
@@ -11,6 +11,17 @@ static const rcombo rcombos[] = {
     {CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DATA_FLOAT},      {CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT},
     {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT},     {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT},
 };
+
+/* A device indices buffer of isz bytes (NULL for 0) filled with -1, and its host copy in *host */
+static int32_t *idx_buffer(cudnnHandle_t h, size_t isz, int32_t **host)
+{
+    if (!isz) return NULL;
+    int32_t *idx = th_alloc(h, isz);
+    *host = malloc(isz);
+    memset(*host, 0xff, isz);
+    th_upload(h, idx, *host, isz);
+    return idx;
+}
 
 static void one_case(cudnnHandle_t h, const rcombo *cb, int op, int iter)
 {
@@ -47,11 +58,7 @@ static void one_case(cudnnHandle_t h, const rcombo *cb, int op, int iter)
     prior_fill(c0, C.n, beta);
     tt_fill(h, &A, a, 0);
     tt_fill(h, &C, c0, 6);
-    int32_t *idx = with_idx ? th_alloc(h, isz) : NULL, *hidx = with_idx ? malloc(isz) : NULL;
-    if (idx) {
-        memset(hidx, 0xff, isz);
-        th_upload(h, idx, hidx, isz);
-    }
+    int32_t *hidx = NULL, *idx = with_idx ? idx_buffer(h, isz, &hidx) : NULL;
     scal sa = mkscal(alpha, cb->c), sb = mkscal(beta, cb->c);
     TH_OK(cudnnReduceTensor(h, rd, idx, isz, NULL, 0, &sa, A.d, A.dev, &sb, C.d, C.dev));
     tt_read(h, &C, got);
@@ -187,6 +194,86 @@ static void big_case(cudnnHandle_t h)
     tt_free(h, &A); tt_free(h, &C);
 }
 
+/* The CPU backend's FLOAT fast path (src/cpu/reduce_fast.c): dense NCHW or NHWC A (4-D or 5-D, every fourth iter
+ * above the 65536 elements where it goes parallel) into a packed NCHW or NHWC C, reduced over the spatial dims
+ * (NxCx1x1), N and the spatial dims (1xCx1x1), everything, or a random subset; integer data (ties: the first
+ * extreme wins) with NaN/+-inf planted (nan_mode 1), most elements NaN (2, all-NaN groups under both NaN options),
+ * FLATTENED indices, beta == 0 over a NaN prior and beta != 0. Inputs are float-exact, so the double reference
+ * differs only by summation order. */
+static void fast_case(cudnnHandle_t h, int op, int iter)
+{
+    int adim[8], cdim[8];
+    const int nd = fast_dims(iter, adim), pat = th_randint(0, 4), la = th_randint(0, 1), lc = th_randint(0, 1);
+    const int prop = th_randint(0, 1), nan_mode = iter % 3, with_idx = op == RR_MIN || op == RR_MAX || op == RR_AMAX;
+    for (int i = 0; i < nd; i++) {
+        int keep = pat == 0 ? i < 2 : pat == 1 ? i == 1 : pat == 2 ? 0 : th_randint(0, 1);
+        cdim[i] = keep ? adim[i] : 1;
+    }
+    const double alpha = fast_scale(), beta = iter % 2 ? fast_scale() : 0;
+    cudnnReduceTensorDescriptor_t rd;
+    TH_OK(cudnnCreateReduceTensorDescriptor(&rd));
+    TH_OK(cudnnSetReduceTensorDescriptor(rd, (cudnnReduceTensorOp_t)op, CUDNN_DATA_FLOAT, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
+                                         CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES));
+    tt A, C;
+    tt_make(h, &A, CUDNN_DATA_FLOAT, nd, adim, la);
+    tt_make(h, &C, CUDNN_DATA_FLOAT, nd, cdim, lc);
+    size_t isz = 0;
+    TH_OK(cudnnGetReductionIndicesSize(h, rd, A.d, C.d, &isz));
+    double *a = dalloc(A.n), *c0 = dalloc(C.n), *got = dalloc(C.n), *want = dalloc(C.n);
+    int64_t *widx = malloc(sizeof(int64_t) * (size_t)C.n);
+    if (op == RR_MUL || op == RR_MUL_NO_ZEROS) { /* mostly +-1, so that long products stay in float's range */
+        for (int64_t i = 0; i < A.n; i++) {
+            const int k = th_randint(0, 60);
+            a[i] = k == 0 ? 0 : k == 1 ? (float)th_uniform(0.8, 1.25) : (th_randint(0, 1) ? 1 : -1);
+        }
+    } else {
+        fill_nz(a, A.n, -9, 9);
+    }
+    static const double specials[3] = {NAN, INFINITY, -INFINITY};
+    if (nan_mode == 1)
+        for (int k = 0; k < 1 + (int)(A.n / 50); k++) a[th_randint(0, (int)A.n - 1)] = specials[th_randint(0, 2)];
+    if (nan_mode == 2)
+        for (int64_t i = 0; i < A.n; i++) a[i] = th_randint(0, 9) ? NAN : a[i];
+    prior_fill(c0, C.n, beta);
+    tt_fill(h, &A, a, 0);
+    tt_fill(h, &C, c0, 0);
+    int32_t *hidx = NULL, *idx = idx_buffer(h, isz, &hidx);
+    scal sa = mkscal(alpha, CUDNN_DATA_FLOAT), sb = mkscal(beta, CUDNN_DATA_FLOAT);
+    TH_OK(cudnnReduceTensor(h, rd, idx, isz, NULL, 0, &sa, A.d, A.dev, &sb, C.d, C.dev));
+    tt_read(h, &C, got);
+    ref_reduce(op, prop, nd, adim, cdim, a, want, widx);
+    for (int64_t i = 0; i < C.n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * c0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "ReduceTensor fast op=%d nd=%d %dx%dx%dx%d.. pat=%d %s->%s alpha=%g beta=%g nan=%d mode=%d", op, nd, adim[0], adim[1],
+             adim[2], adim[3], pat, ol_name[la], ol_name[lc], alpha, beta, prop, nan_mode);
+    int special = 1; /* NaN and infinite results must match exactly; the rest within the tolerance */
+    for (int64_t i = 0; i < C.n; i++) {
+        if (isnan(want[i]) || isinf(want[i]) || isnan(got[i]) || isinf(got[i])) {
+            special &= (isnan(want[i]) && isnan(got[i])) || want[i] == got[i];
+            got[i] = want[i] = 0;
+        }
+    }
+    TH_CHECK(special, "%s: NaN/inf results", what);
+    int finite = 0;
+    for (int64_t i = 0; i < C.n; i++) finite |= want[i] != 0;
+    if (finite) th_compare(what, got, want, (size_t)C.n, th_tolerance("reduce", CUDNN_DATA_FLOAT));
+    for (int64_t i = 0; i < C.n && !finite; i++) finite |= got[i] != 0 ? 2 : 0;
+    TH_CHECK(finite != 2, "%s: nonzero results where all are NaN, inf or zero", what);
+    TH_CHECK(isz == (with_idx ? (size_t)C.n * 4 : 0), "%s: indices size %zu", what, isz);
+    if (idx) {
+        th_download(h, hidx, idx, isz);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < C.n && bad < 0; i++)
+            if (hidx[i] != widx[i]) bad = i;
+        TH_CHECK(bad < 0, "%s: flattened index %lld is %d, want %lld", what, (long long)bad, bad < 0 ? 0 : hidx[bad], bad < 0 ? 0LL : (long long)widx[bad]);
+        th_free(h, idx);
+        free(hidx);
+    }
+    free(a); free(c0); free(got); free(want); free(widx);
+    tt_free(h, &A); tt_free(h, &C);
+    cudnnDestroyReduceTensorDescriptor(rd);
+}
+
 int main(void)
 {
     th_seed(0x7ed);
@@ -194,6 +281,8 @@ int main(void)
     for (int c = 0; c < (int)(sizeof rcombos / sizeof rcombos[0]); c++)
         for (int op = 0; op <= RR_MUL_NO_ZEROS; op++)
             for (int it = 0; it < 6; it++) one_case(h, &rcombos[c], op, it);
+    for (int op = 0; op <= RR_MUL_NO_ZEROS; op++)
+        for (int it = 0; it < 12; it++) fast_case(h, op, it);
     desc_and_errors(h);
     big_case(h);
     cudnnDestroy(h);
