@@ -48,6 +48,8 @@ int fdnn_ops_flat(const fdnn_tensor *a, const fdnn_tensor *b);
  * stride (NCHW, NHWC, NCDHW, NDHWC, packed or with gaps between images or channels), else 0. */
 typedef struct { int64_t n, c, s, sn, sc, ss; } fdnn_ncs;
 int fdnn_ops_ncs(const fdnn_tensor *t, fdnn_ncs *v);
+/* 1 when the memory of tensor x at px and that of tensor y at py share no byte (each from offset 0 to its span) */
+int fdnn_ops_apart(const fdnn_tensor *x, const void *px, const fdnn_tensor *y, const void *py);
 /* [*lo, *hi): the calling OpenMP thread's contiguous share of n items (all of them outside a parallel region) */
 static inline void fdnn_ops_share(int64_t n, int64_t *lo, int64_t *hi)
 {

@@ -244,8 +244,7 @@ int fdnn_cpu_reduce_f32(int op, int prop, double alpha, const fdnn_tensor *ad, c
     if (ad->dtype != CUDNN_DATA_FLOAT || cd->dtype != CUDNN_DATA_FLOAT || ad->nb_dims != cd->nb_dims || !fdnn_ops_dense(ad) ||
         !fdnn_ops_dense(cd))
         return 0;
-    const char *ab = a, *cb = c;
-    if (!(ab + fdnn_tensor_span(ad) * 4 <= cb || cb + fdnn_tensor_span(cd) * 4 <= ab)) return 0; /* A and C overlap */
+    if (!fdnn_ops_apart(ad, a, cd, c)) return 0; /* A and C overlap */
     const int nd = ad->nb_dims;
     rd_plan p = {0};
     p.op = op, p.prop = prop, p.a = a, p.c = c, p.idx = idx, p.alpha = alpha, p.beta = beta;

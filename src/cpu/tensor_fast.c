@@ -104,13 +104,6 @@ static int bcast_view(const fdnn_tensor *t, const fdnn_ncs *cv, fdnn_ncs *v)
     return ncs_view(t, v) && (v->n == cv->n || v->n == 1) && (v->c == cv->c || v->c == 1) && (v->s == cv->s || v->s == 1);
 }
 
-/* 1 when the tensors x and y share no byte */
-static int apart(const fdnn_tensor *xd, const void *x, const fdnn_tensor *yd, const void *y)
-{
-    const char *xb = x, *yb = y;
-    return xb + fdnn_tensor_span(xd) * 4 <= yb || yb + fdnn_tensor_span(yd) * 4 <= xb;
-}
-
 /* 1 when no two elements of the view share an offset: its dims longer than 1, by increasing stride, each step
  * over all the earlier ones */
 static int view_disjoint(const fdnn_ncs *v)
@@ -131,7 +124,7 @@ static int view_disjoint(const fdnn_ncs *v)
  * view is c's), updated in place */
 static int may_read(const fdnn_tensor *xd, const void *x, const fdnn_tensor *cd, const void *c, int same_view)
 {
-    return apart(xd, x, cd, c) || (x == c && same_view);
+    return fdnn_ops_apart(xd, x, cd, c) || (x == c && same_view);
 }
 
 /* The input x of the row walk in the view along S (along_s) or along C; 0 when its stride along the row is
@@ -267,7 +260,7 @@ int fdnn_cpu_transform_f32(double a, const fdnn_tensor *xd, const void *x, doubl
     if (fdnn_cpu_op_f32(FDNN_OP_COPY, 0, a, xd, x, 0.0, NULL, NULL, b, yd, y)) return 1;
     fdnn_ncs xv, yv;
     if (xd->dtype != CUDNN_DATA_FLOAT || yd->dtype != CUDNN_DATA_FLOAT || !fdnn_ops_ncs(xd, &xv) || !fdnn_ops_ncs(yd, &yv) || !view_disjoint(&yv) ||
-        !apart(xd, x, yd, y))
+        !fdnn_ops_apart(xd, x, yd, y))
         return 0;
     tp_plan t = {x, y, xv.sn, yv.sn, 0, 0, 0, 0, 0, 0, (float)a, (float)b};
     if (xv.ss == 1 && yv.sc == 1) { /* NCHW -> NHWC: p = channel, q = position */
