@@ -1,9 +1,9 @@
 /* Softmax forward and backward straight on FLOAT tensors (the CPU backend's fast path; every other
  * case gathers into doubles in src/api/softmax.c). The work is cut into batches of G independent
  * softmaxes of L elements each: element (g, l) of a tensor sits at g*gs + l*ls. INSTANCE on a
- * dense image is one batch of G = 1, L = C*S; CHANNEL is a batch per (image, block of up to 64
+ * dense image is one batch of G = 1, L = C*S; CHANNEL is a batch per (image, block of up to 256
  * spatial positions) with L = C, which vectorizes over the positions in NCHW (gs = 1) and over
- * the channels in NHWC (ls = 1, G = 1). exp is fdnn_expf (float, within 2 ulp); sums are double. */
+ * the channels in NHWC (ls = 1, G = 1). exp is fdnn_expf (float, within 1 ulp); sums are double. */
 #include <math.h>
 #include "ops_fast.h"
 #include "vec_math.h"
