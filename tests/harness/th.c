@@ -42,13 +42,27 @@ int th_finish(void)
     return th_failed ? 1 : 0;
 }
 
-static uint64_t rng_state;
+static uint64_t rng_state, rng_seed;
 
 void th_seed(uint64_t dflt)
 {
     const char *s = getenv("FREEDNN_TEST_SEED");
-    rng_state = s ? strtoull(s, NULL, 0) : dflt;
+    rng_seed = rng_state = s ? strtoull(s, NULL, 0) : dflt;
     printf("seed %llu (set FREEDNN_TEST_SEED to reproduce)\n", (unsigned long long)rng_state);
+}
+
+int th_section(int s)
+{
+    const char *e = getenv("FREEDNN_TEST_SHARD");
+    int i = 0, n = 1;
+    if (e && (sscanf(e, "%d/%d", &i, &n) != 2 || n < 1 || i < 0 || i >= n)) {
+        fprintf(stderr, "FREEDNN_TEST_SHARD=%s: expected i/n with 0 <= i < n\n", e);
+        exit(2);
+    }
+    if (s % n != i) return 0;
+    rng_state = rng_seed + 0x632be59bd9b4e019ull * (uint64_t)s;
+    printf("section %d (shard %d/%d)\n", s, i, n);
+    return 1;
 }
 
 uint64_t th_rand(void)

@@ -31,6 +31,10 @@ int th_finish(void);
 /* --------------------------------------------------------------- RNG */
 /* Seed from FREEDNN_TEST_SEED (default: the given one); prints the seed for reproduction. */
 void th_seed(uint64_t dflt);
+/* Section s of a test split into numbered sections: 1 when it belongs to this run's shard
+ * (FREEDNN_TEST_SHARD="i/n": the sections with s % n == i; unset: all), and then the RNG restarts
+ * from the seed and s, so a section draws the same cases whichever shard runs it. */
+int th_section(int s);
 uint64_t th_rand(void);
 int th_randint(int lo, int hi);          /* inclusive */
 double th_uniform(double lo, double hi);

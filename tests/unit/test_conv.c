@@ -228,7 +228,7 @@ int main(void)
     th_seed(20260301);
     cudnnHandle_t h = th_create_handle();
     static const char *const dn[] = {"forward", "backward-data", "backward-filter"};
-    for (int dir = 0; dir < 3; dir++) {
+    if (th_section(0)) for (int dir = 0; dir < 3; dir++) {
         int ncases = dir == 0 ? 400 : 250, fails = 0;
         for (int i = 0; i < ncases; i++) {
             tcase t;
@@ -244,7 +244,7 @@ int main(void)
      * no-copy 1x1 stride-1 form, strided 1x1 backward data as strided-batched GEMMs, and backward data of stride-1 problems as a forward GEMM); every
      * other case limits its column buffer to a few KiB so the chunked loops (rows, images, float
      * accumulation of the filter gradient) are exercised */
-    {
+    if (th_section(1)) {
         static const cudnnDataType_t GT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
         static const int CS[] = {1, 3, 4, 8, 16, 5};
         for (int dir = 0; dir < 3; dir++) {
@@ -292,7 +292,7 @@ int main(void)
      * Every third case is FLOAT with CUDNN_TENSOR_OP_MATH: the same kernel through TF32
      * (conv_fwd__implicit_gemm_mma_tf32), C a multiple of 4 (some not of 8); the inputs are small
      * integers, exact in TF32, so the FLOAT tolerance holds. */
-    {
+    if (th_section(2)) {
         static const int MC[] = {8, 16, 24, 40, 72, 8};
         static const int MK[] = {8, 40, 64, 72, 136, 16};
         int fails[2] = {0, 0};
@@ -342,7 +342,7 @@ int main(void)
      * 128x128; multiples of 256: 128x256; others: 128x128) with partial last column tiles (K = 72,
      * 136, 200, 264); small images with 64-512 channels give reductions long enough for split-K;
      * padding, stride 2, dilation 2, 1x1 and 5x5 filters, both modes, alpha/beta from scales(). */
-    {
+    if (th_section(3)) {
         static const int WC[] = {64, 128, 96, 192, 512, 256};
         static const int WK[] = {64, 72, 128, 136, 256, 200, 8, 264};
         int fails[2] = {0, 0}, n = 0;
@@ -383,7 +383,7 @@ int main(void)
      * rerun forces it on every shape its plan fits). Cases 8-15 give the kernel two 128-byte channel
      * planes and a 144 KiB 3x3 filter, where it keeps one window per warpgroup: FLOAT with TF32 math
      * over 64 channels (odd i), HALF/BFLOAT16 over 128 (even i). Elsewhere these are plain cases. */
-    {
+    if (th_section(4)) {
         static const int HK[] = {64, 40, 64, 16, 56, 64, 8, 48};
         int fails[2] = {0, 0}, n = 0;
         for (int i = 0; i < 16; i++) {
@@ -434,7 +434,7 @@ int main(void)
      * conv_bwd_filter_wgmma_tf32.cuh, whose four tiles the shapes reach: 64x128 for K <= 64 and
      * R*S*C <= 128, 64x256, 128x128, and 128x256 for R*S*C >= 2304 in the last case, K = 72), the
      * small-integer inputs exact in TF32. */
-    {
+    if (th_section(5)) {
         /*                       n   c   h   w    k  r  s str pad dil conv */
         static const int BF[][11] = {{2, 8, 40, 40, 16, 3, 3, 1, 1, 1, 0},  {3, 16, 33, 29, 24, 3, 3, 1, 1, 2, 1},
                                      {3, 24, 20, 24, 136, 3, 3, 1, 1, 1, 1}, {1, 72, 9, 11, 40, 3, 3, 2, 1, 1, 0},
@@ -464,7 +464,7 @@ int main(void)
      * direction, alternating beta == 0 (NaN-filled output) and beta != 0. The forward and the
      * backward filter also run in FLOAT with TENSOR_OP math (TF32), whose copy unit is 4 channels:
      * C = 1, 3, 5, 7 are padded to 4 or 8, C = 12 is not. */
-    {
+    if (th_section(6)) {
         /*                       n   c   h   w    k  r  s str pad dil conv */
         static const int PC[][11] = {{2, 3, 20, 22, 64, 7, 7, 2, 3, 1, 0}, {2, 1, 40, 40, 16, 3, 3, 1, 1, 1, 1},
                                      {3, 5, 12, 13, 24, 3, 3, 1, 1, 2, 0}, {1, 7, 9, 11, 72, 3, 2, 2, 1, 1, 1},
@@ -492,7 +492,7 @@ int main(void)
      * padding, both modes, 3-D with D = T = 1, K = 4; C = 3, 5, 7 (the forward pads C to 4 in the
      * workspace, then reduces over 16-wide (tap, channel) slices, the last one partly zero);
      * beta 0 (NaN-filled output) and beta != 0. */
-    {
+    if (th_section(7)) {
         /*                       n    c   h   w    k  r  s str pad dil conv */
         static const int FC[][11] = {{2, 16, 9, 7, 16, 3, 3, 1, 1, 1, 0},     {3, 32, 13, 11, 48, 3, 3, 1, 1, 1, 1},
                                      {1, 48, 17, 19, 128, 5, 3, 1, 2, 2, 0},  {4, 64, 12, 12, 64, 3, 3, 1, 1, 1, 0},
@@ -517,7 +517,7 @@ int main(void)
      * stored element by element), N*P*Q long enough for several splits (workspace partial sums
      * and the ordered reduction) and short enough for one, stride 2 / 3, dilation 2, padding,
      * both modes, 3-D with D = T = 1; beta 0 (NaN-filled dw) and beta != 0. */
-    {
+    if (th_section(8)) {
         /*                       n    c   h   w    k  r  s str pad dil conv */
         static const int BC[][11] = {{2, 16, 9, 7, 16, 3, 3, 1, 1, 1, 0},   {3, 3, 20, 22, 64, 7, 7, 2, 3, 1, 1},
                                      {4, 16, 32, 32, 16, 3, 3, 1, 1, 1, 0}, {2, 12, 11, 10, 68, 3, 3, 2, 1, 1, 1},
@@ -535,7 +535,7 @@ int main(void)
      * vector path, 3x3 and 5x5 the unrolled ones, other filters / layouts the generic ones; the
      * larger spatial cases make the backward filter split its reduction (workspace partials),
      * in channels-last (32-channel blocks) and NCHW (one channel per block) form. */
-    {
+    if (th_section(9)) {
         static const cudnnDataType_t DT[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
         static const int CH[] = {2, 4, 8, 6, 16, 34, 3, 5, 1, 40};
         impl_runs = dw_runs = 0;
@@ -665,7 +665,7 @@ int main(void)
      * even widths (a lone last output column), heights 1..3 mod the row block, C % 16 != 0,
      * pad 0/1/2, stride 2 and dilation 2 (generic kernels), N > 1, every alpha/beta combination
      * (beta == 0 with a NaN-filled output), both modes, KCRS and KRSC filters. */
-    {
+    if (th_section(10)) {
         /*                        n    c   h   w str pad dil */
         static const int DW[][7] = {{1, 16, 1, 1, 1, 1, 1},  {2, 33, 5, 7, 1, 1, 1},  {1, 17, 4, 3, 1, 0, 1},  {3, 144, 9, 10, 1, 1, 1},
                                     {2, 20, 8, 13, 1, 2, 1}, {1, 48, 11, 12, 2, 1, 1}, {2, 7, 10, 9, 2, 0, 1},  {1, 40, 9, 9, 1, 1, 2},
@@ -692,7 +692,7 @@ int main(void)
      * with their filter packs (=0). Small P*Q (1x1 .. 7x7 outputs), N up to 3, C and K not multiples
      * of 16 or 32 (and above 32: several channel blocks), 3x3 / 2x3 / 1x1 filters, strides 1-2,
      * pad 0-2, dilation 1-2, both modes, every alpha/beta combination (beta == 0 on NaN). */
-    {
+    if (th_section(11)) {
         /*                        n   c   k   h   w  r  s str pad dil */
         static const int GC[][10] = {{1, 37, 45, 7, 7, 3, 3, 1, 1, 1}, {2, 16, 33, 5, 4, 3, 3, 1, 1, 1}, {1, 5, 70, 3, 3, 3, 3, 1, 1, 1},
                                      {3, 20, 9, 6, 7, 3, 3, 2, 1, 1},  {1, 48, 64, 7, 7, 2, 3, 1, 0, 1}, {2, 19, 31, 8, 6, 3, 3, 1, 2, 2},
@@ -737,7 +737,7 @@ int main(void)
      * (partial sums in dw when beta == 0) or through the accumulator (KCRS), few input channels
      * (C < 16: broadcasts over filter taps and channels, dense and gapped x), NCHW outputs
      * (scalar tile stores), both modes, every alpha/beta combination (beta == 0 on NaN). */
-    {
+    if (th_section(12)) {
         /*                         n   c   k   h   w  r  s str pad lay  wnhwc */
         static const int DC[][11] = {{2, 70, 45, 20, 18, 3, 3, 1, 1, LAY_NHWC, 1},      {1, 50, 80, 13, 23, 3, 3, 1, 1, LAY_NHWC, 1},
                                      {2, 3, 70, 24, 22, 7, 7, 2, 3, LAY_NHWC, 1},       {2, 5, 40, 15, 17, 5, 5, 2, 2, LAY_NHWC_GAPS, 1},
@@ -770,7 +770,7 @@ int main(void)
     }
     /* larger FLOAT/DOUBLE problems: several GEMM blocks in every dimension, with OpenBLAS
      * (when built with it) and with our own kernel */
-    for (int pass = 0; pass < 2; pass++) {
+    if (th_section(13)) for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) setenv("FREEDNN_CPU_OWN_GEMM", "1", 1);
         for (int dir = 0; dir < 3; dir++)
             for (int i = 0; i < 3; i++) {
