@@ -148,6 +148,15 @@ static inline __attribute__((always_inline)) void fwd_row(const pplan *p, const 
     }
 }
 
+/* the outputs o in [o0, o1) whose tap kw, at column o*str - pad + kw, is in [0, in): [*oa, *ob); 0 when none */
+static inline int tap_outputs(int64_t pad, int64_t kw, int64_t str, int64_t in, int64_t o0, int64_t o1, int64_t *oa, int64_t *ob)
+{
+    int64_t a = pad - kw <= 0 ? 0 : (pad - kw + str - 1) / str, b = in - 1 + pad - kw < 0 ? 0 : (in - 1 + pad - kw) / str + 1;
+    *oa = a < o0 ? o0 : a;
+    *ob = b > o1 ? o1 : b;
+    return *oa < *ob;
+}
+
 /* One row of outputs of one channel whose input rows are contiguous (NCHW): the loops run along the
  * output row, one window column kw at a time over the outputs where that tap is in bounds (input
  * stride str between outputs, a constant for the vectorizer where it is 1 or 2), in blocks of
@@ -172,11 +181,8 @@ static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, cons
             for (int64_t ih = h0; ih < h1; ih++) {
                 const float *xr = xb + id * p->xs.d + ih * p->xs.h;
                 for (int64_t kw = 0; kw < win; kw++) {
-                    /* outputs ow with 0 <= ow*str - pad + kw < in */
-                    int64_t oa = pad - kw <= 0 ? 0 : (pad - kw + str - 1) / str, ob = in - 1 + pad - kw < 0 ? 0 : (in - 1 + pad - kw) / str + 1;
-                    oa = oa < o0 ? o0 : oa;
-                    ob = ob > o1 ? o1 : ob;
-                    if (oa >= ob) continue;
+                    int64_t oa, ob;
+                    if (!tap_outputs(pad, kw, str, in, o0, o1, &oa, &ob)) continue;
                     const float *xs = xr + oa * str - pad + kw;
                     float *ac = acc + (oa - o0), *ck = chk + (oa - o0);
                     double *sm = sum + (oa - o0);
@@ -317,6 +323,230 @@ FDNN_CLONES static void bwd_task(const pplan *p, const float *x, const float *dy
         }
 }
 
+/* Backward where the windows do not overlap (stride >= window in every dim), so that each x element is in at
+ * most one window: dx is written straight, without the gradient buffer. Task (n, channel block, od, oh) owns
+ * the input rows [own(0, od), own(0, od + 1)) x [own(1, oh), own(1, oh + 1)), which hold its windows' rows,
+ * and writes every dx element there; along W a block of outputs [o0, o1) owns the columns [own(2, o0),
+ * own(2, o1)) the same way. Phase 1 finds each output's routed tap (max: the first maximum in window order,
+ * max_exact's fallback for NaN / inf; a tap numbered (kd * wh + kh) * ww + kw from the window's unclamped
+ * corner) and its gradient (dy, or dy / divisor); phase 2 walks the owned dx once, tap by tap. */
+static inline int64_t own(const pplan *p, int i, int64_t o)
+{
+    if (o <= 0) return 0;
+    if (o >= p->out[i]) return p->in[i];
+    const int64_t s = o * p->str[i] - p->pad[i];
+    return s < 0 ? 0 : s > p->in[i] ? p->in[i] : s;
+}
+
+#define DB 2048 /* (outputs x channels) per block of a row */
+
+/* the routed tap of a window that max_exact resolves (plane position at, window corner (bd, bh, bw)) */
+static inline int32_t tap_of(const pplan *p, int64_t at, int64_t bd, int64_t bh, int64_t bw)
+{
+    if (at < 0) return -1;
+    const int64_t iw = at % p->in[2], ih = at / p->in[2] % p->in[1], id = at / (p->in[2] * p->in[1]);
+    return (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * p->win[2] + (iw - bw));
+}
+
+/* one channel whose x and dx rows are contiguous (NCHW): phase 1 runs along the row, one tap at a time over
+ * the outputs (input stride str between them, a constant for the vectorizer where it is 2) */
+static inline __attribute__((always_inline)) void bwd_direct_w(const pplan *p, const float *x, const float *dy, float *dx, int64_t n, int64_t c,
+                                                               int64_t od, int64_t oh, float af, float bf, int b0, int64_t str)
+{
+    float acc[DB], chk[DB], g[DB];
+    int32_t best[DB];
+    int64_t d0, d1, h0, h1;
+    taps(p, 0, od, &d0, &d1);
+    taps(p, 1, oh, &h0, &h1);
+    const int64_t bd = od * p->str[0] - p->pad[0], bh = oh * p->str[1] - p->pad[1];
+    const int64_t pad = p->pad[2], win = p->win[2], in = p->in[2];
+    const float *xb = x + n * p->xs.n + c * p->xs.c;
+    const float *dyr = dy + n * p->ys.n + c * p->ys.c + od * p->ys.d + oh * p->ys.h;
+    float *dxb = dx + n * p->dxs.n + c * p->dxs.c;
+    for (int64_t o0 = 0; o0 < p->out[2]; o0 += DB) {
+        const int64_t o1 = p->out[2] - o0 < DB ? p->out[2] : o0 + DB;
+        if (p->is_max) {
+            for (int64_t o = 0; o < o1 - o0; o++) acc[o] = -INFINITY, chk[o] = 0.f, best[o] = -1;
+            for (int64_t id = d0; id < d1; id++)
+                for (int64_t ih = h0; ih < h1; ih++) {
+                    const float *xr = xb + id * p->xs.d + ih * p->xs.h;
+                    for (int64_t kw = 0; kw < win; kw++) {
+                        int64_t oa, ob;
+                        if (!tap_outputs(pad, kw, str, in, o0, o1, &oa, &ob)) continue;
+                        const float *xs = xr + oa * str - pad + kw;
+                        float *ac = acc + (oa - o0), *ck = chk + (oa - o0);
+                        int32_t *bt = best + (oa - o0);
+                        const int32_t t = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win + kw);
+                        for (int64_t o = 0; o < ob - oa; o++) { /* selects as bit operations: GCC makes a
+                                                                   * conditional store a masked store, slow on AMD */
+                            const int32_t take = -(int32_t)(xs[o * str] > ac[o]);
+                            ac[o] = xs[o * str] > ac[o] ? xs[o * str] : ac[o];
+                            bt[o] = (t & take) | (bt[o] & ~take);
+                            ck[o] += xs[o * str] * 0.f;
+                        }
+                    }
+                }
+            for (int64_t ow = o0; ow < o1; ow++) {
+                const int64_t o = ow - o0;
+                g[o] = dyr[ow * p->ys.w];
+                if (chk[o] != 0.f || best[o] < 0) {
+                    int64_t w0, w1, at;
+                    taps(p, 2, ow, &w0, &w1);
+                    if ((d1 - d0) * (h1 - h0) * (w1 - w0) == 0) continue;
+                    max_exact(p, xb, d0, d1, h0, h1, w0, w1, &at);
+                    best[o] = tap_of(p, at, bd, bh, ow * str - pad);
+                }
+            }
+        } else
+            for (int64_t ow = o0; ow < o1; ow++) {
+                int64_t w0, w1;
+                taps(p, 2, ow, &w0, &w1);
+                const int64_t cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);
+                g[ow - o0] = cnt > 0 ? (float)((double)dyr[ow * p->ys.w] / (p->incl ? (double)p->win_sz : (double)cnt)) : 0.f;
+            }
+        /* phase 2: the owned rows, over the block's columns [own(2, o0), own(2, o1)) */
+        const int64_t c0 = own(p, 2, o0), c1 = own(p, 2, o1);
+        for (int64_t id = own(p, 0, od); id < own(p, 0, od + 1); id++)
+            for (int64_t ih = own(p, 1, oh); ih < own(p, 1, oh + 1); ih++) {
+                float *dr = dxb + id * p->dxs.d + ih * p->dxs.h;
+                const int inwin = id >= d0 && id < d1 && ih >= h0 && ih < h1;
+                const int32_t tb = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win);
+                /* [c0, tail): one (output, kw) each; [tail, c1): past the block's last window. Outputs [oi, oj)
+                 * have all their str columns in [c0, tail) and are written output by output in address order;
+                 * the columns on either side of them one by one. */
+                int64_t tail = o1 * str - pad;
+                tail = !inwin || tail < c0 ? c0 : tail > c1 ? c1 : tail;
+                int64_t oi = (c0 + pad + str - 1) / str, oj = (tail + pad) / str;
+                oi = oi < o0 ? o0 : oi;
+                oj = oj > o1 ? o1 : oj;
+                if (!inwin || oj < oi) oi = oj = o1;
+                const int64_t ci = oi < oj ? oi * str - pad : tail, cj = oi < oj ? oj * str - pad : tail;
+                for (int64_t iw = c0; iw < c1; iw++) {
+                    if (iw == ci) iw = cj; /* the interior, below */
+                    if (iw >= c1) break;
+                    float v = 0.f;
+                    if (iw < tail) {
+                        const int64_t o = (iw + pad) / str, kw = iw + pad - o * str;
+                        if (kw < win && (!p->is_max || best[o - o0] == tb + kw)) v = g[o - o0];
+                    }
+                    dr[iw] = b0 ? af * v : af * v + bf * dr[iw];
+                }
+                float *dp = dr + ci;
+                if (p->is_max)
+                    for (int64_t o = oi; o < oj; o++, dp += str) {
+                        const float gv = g[o - o0];
+                        const int32_t bv = best[o - o0] - tb;
+                        for (int64_t kw = 0; kw < str; kw++) {
+                            const float v = kw < win && bv == kw ? gv : 0.f;
+                            dp[kw] = b0 ? af * v : af * v + bf * dp[kw];
+                        }
+                    }
+                else
+                    for (int64_t o = oi; o < oj; o++, dp += str) {
+                        const float gv = g[o - o0];
+                        for (int64_t kw = 0; kw < str; kw++) {
+                            const float v = kw < win ? gv : 0.f;
+                            dp[kw] = b0 ? af * v : af * v + bf * dp[kw];
+                        }
+                    }
+            }
+    }
+}
+
+/* a block of cb channels innermost in x, dy and dx (NHWC, NDHWC): the loops run over the channels */
+static inline __attribute__((always_inline)) void bwd_direct_c(const pplan *p, const float *x, const float *dy, float *dx, int64_t n, int64_t c0,
+                                                               int64_t cb, int64_t od, int64_t oh, float af, float bf, int b0)
+{
+    float acc[DB], chk[DB], g[DB];
+    int32_t best[DB];
+    int64_t d0, d1, h0, h1;
+    taps(p, 0, od, &d0, &d1);
+    taps(p, 1, oh, &h0, &h1);
+    const int64_t bd = od * p->str[0] - p->pad[0], bh = oh * p->str[1] - p->pad[1];
+    const int64_t pad = p->pad[2], win = p->win[2], str = p->str[2], ob_n = DB / CB_MAX;
+    const float *xb = x + n * p->xs.n + c0;
+    const float *dyr = dy + n * p->ys.n + c0 + od * p->ys.d + oh * p->ys.h;
+    float *dxb = dx + n * p->dxs.n + c0;
+    for (int64_t o0 = 0; o0 < p->out[2]; o0 += ob_n) {
+        const int64_t o1 = p->out[2] - o0 < ob_n ? p->out[2] : o0 + ob_n;
+        for (int64_t ow = o0; ow < o1; ow++) {
+            int64_t w0, w1;
+            taps(p, 2, ow, &w0, &w1);
+            const int64_t cnt = (d1 - d0) * (h1 - h0) * (w1 - w0), bw = ow * str - pad;
+            float *ac = acc + (ow - o0) * cb, *ck = chk + (ow - o0) * cb, *gs = g + (ow - o0) * cb;
+            int32_t *bt = best + (ow - o0) * cb;
+            const float *dyp = dyr + ow * p->ys.w;
+            if (!p->is_max) {
+                const double div = p->incl ? (double)p->win_sz : (double)cnt;
+                for (int64_t c = 0; c < cb; c++) gs[c] = cnt > 0 ? (float)((double)dyp[c] / div) : 0.f;
+                continue;
+            }
+            for (int64_t c = 0; c < cb; c++) ac[c] = -INFINITY, ck[c] = 0.f, bt[c] = -1, gs[c] = dyp[c];
+            for (int64_t id = d0; id < d1; id++)
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) {
+                        const float *xp = xb + id * p->xs.d + ih * p->xs.h + iw * p->xs.w;
+                        const int32_t t = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win + (iw - bw));
+                        for (int64_t c = 0; c < cb; c++) {
+                            const int32_t take = -(int32_t)(xp[c] > ac[c]);
+                            ac[c] = xp[c] > ac[c] ? xp[c] : ac[c];
+                            bt[c] = (t & take) | (bt[c] & ~take);
+                            ck[c] += xp[c] * 0.f;
+                        }
+                    }
+            if (cnt > 0)
+                for (int64_t c = 0; c < cb; c++)
+                    if (ck[c] != 0.f || bt[c] < 0) {
+                        int64_t at;
+                        max_exact(p, xb + c, d0, d1, h0, h1, w0, w1, &at);
+                        bt[c] = tap_of(p, at, bd, bh, bw);
+                    }
+        }
+        /* phase 2: the owned rows, over the block's columns */
+        const int64_t c0w = own(p, 2, o0), c1w = own(p, 2, o1);
+        for (int64_t id = own(p, 0, od); id < own(p, 0, od + 1); id++)
+            for (int64_t ih = own(p, 1, oh); ih < own(p, 1, oh + 1); ih++) {
+                float *dr = dxb + id * p->dxs.d + ih * p->dxs.h;
+                const int inwin = id >= d0 && id < d1 && ih >= h0 && ih < h1;
+                const int32_t tb = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win);
+                for (int64_t iw = c0w; iw < c1w; iw++) {
+                    float *dp = dr + iw * p->dxs.w;
+                    const int64_t o = (iw + pad) / str, kw = iw + pad - o * str;
+                    if (inwin && o < o1 && kw < win) {
+                        const float *gs = g + (o - o0) * cb;
+                        const int32_t *bt = best + (o - o0) * cb, t = tb + (int32_t)kw;
+                        if (p->is_max) {
+                            if (b0)
+                                for (int64_t c = 0; c < cb; c++) dp[c] = af * (bt[c] == t ? gs[c] : 0.f);
+                            else
+                                for (int64_t c = 0; c < cb; c++) dp[c] = af * (bt[c] == t ? gs[c] : 0.f) + bf * dp[c];
+                        } else {
+                            if (b0)
+                                for (int64_t c = 0; c < cb; c++) dp[c] = af * gs[c];
+                            else
+                                for (int64_t c = 0; c < cb; c++) dp[c] = af * gs[c] + bf * dp[c];
+                        }
+                    } else if (b0)
+                        for (int64_t c = 0; c < cb; c++) dp[c] = af * 0.f;
+                    else
+                        for (int64_t c = 0; c < cb; c++) dp[c] = af * 0.f + bf * dp[c];
+                }
+            }
+    }
+}
+
+FDNN_CLONES static void bwd_direct_task(const pplan *p, const float *x, const float *dy, float *dx, int64_t k, double a, double b)
+{
+    const int64_t blocks = (p->c + p->cb - 1) / p->cb;
+    const int64_t oh = k % p->out[1], od = k / p->out[1] % p->out[0], cbk = k / (p->out[1] * p->out[0]) % blocks,
+                  n = k / (p->out[1] * p->out[0] * blocks);
+    const int64_t c0 = cbk * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
+    const float af = (float)a, bf = (float)b;
+    if (p->cb > 1) bwd_direct_c(p, x, dy, dx, n, c0, cb, od, oh, af, bf, b == 0);
+    else if (p->str[2] == 2) bwd_direct_w(p, x, dy, dx, n, c0, od, oh, af, bf, b == 0, 2);
+    else bwd_direct_w(p, x, dy, dx, n, c0, od, oh, af, bf, b == 0, p->str[2]);
+}
+
 int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
                           const void *x, double b, const fdnn_tensor *dxd, void *dx, int *alloc_failed)
 {
@@ -325,6 +555,14 @@ int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
     pplan p;
     make_plan(&p, d, xd, dyd);
     p.dxs = strides_of(dxd);
+    const int chan_in = xd->stride[1] == 1 && dyd->stride[1] == 1 && dxd->stride[1] == 1;
+    if (p.str[0] >= p.win[0] && p.str[1] >= p.win[1] && p.str[2] >= p.win[2] && (chan_in || (p.xs.w == 1 && p.dxs.w == 1))) {
+        p.cb = chan_in ? CB_MAX : 1;
+        const int64_t tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.out[0] * p.out[1];
+#pragma omp parallel for schedule(static) if (tasks * p.out[2] * p.win_sz > 16384)
+        for (int64_t k = 0; k < tasks; k++) bwd_direct_task(&p, x, dy, dx, k, a, b);
+        return 1;
+    }
     /* blocks of 16 channels keep the per-thread gradient of a 56 x 56 image in L2 */
     p.cb = xd->stride[1] == 1 && dyd->stride[1] == 1 && dxd->stride[1] == 1 ? 16 : 1;
     const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], tasks = p.n * ((p.c + p.cb - 1) / p.cb);

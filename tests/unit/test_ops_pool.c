@@ -335,9 +335,12 @@ static void nhwc_case(cudnnHandle_t h, cudnnDataType_t dt, int mode, int it)
  * channels-last loops, forward and backward): -inf, +inf and NaN scattered, one plane all NaN and one
  * all -inf. Forward under both NaN options, compared exactly (a max is exact); backward with the NaNs
  * made -inf (the reference routes dy to the first maximum, -inf windows included). */
-static void specials_case(cudnnHandle_t h, int lay, int prop)
+static void specials_case(cudnnHandle_t h, int lay, int prop, int cfg)
 {
-    int win[2] = {2, 2}, pad[2] = {1, 0}, str[2] = {1, 2}, in[2] = {5, 6}, out[2];
+    /* cfg 0: overlapping rows; 1, 2: windows that do not overlap (the CPU's direct backward), 2 with gaps and padding */
+    static const int cf[3][8] = {{2, 2, 1, 0, 1, 2, 5, 6}, {2, 2, 0, 0, 2, 2, 6, 9}, {2, 3, 1, 1, 3, 4, 7, 13}};
+    const int *q = cf[cfg];
+    int win[2] = {q[0], q[1]}, pad[2] = {q[2], q[3]}, str[2] = {q[4], q[5]}, in[2] = {q[6], q[7]}, out[2];
     ref_pool_out_dims(2, in, win, pad, str, out);
     const int C = 70;
     int xd[4] = {1, C, in[0], in[1]}, yd[4] = {1, C, out[0], out[1]};
@@ -365,7 +368,7 @@ static void specials_case(cudnnHandle_t h, int lay, int prop)
     int64_t bad = -1;
     for (int64_t i = 0; i < Y.n && bad < 0; i++)
         if (!(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])))) bad = i;
-    TH_CHECK(bad < 0, "PoolingForward MAX over -inf/+inf/NaN, layout %d prop %d: index %lld got %g want %g", lay, prop, (long long)bad,
+    TH_CHECK(bad < 0, "PoolingForward MAX over -inf/+inf/NaN, layout %d prop %d config %d: index %lld got %g want %g", lay, prop, cfg, (long long)bad,
              bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
     for (int64_t i = 0; i < X.n; i++) x[i] = isnan(x[i]) ? -INFINITY : x[i];
     tt_fill(h, &X, x, 0);
@@ -376,8 +379,60 @@ static void specials_case(cudnnHandle_t h, int lay, int prop)
     TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &zero, DX.d, DX.dev));
     tt_read(h, &DX, gdx);
     ref_pool_bwd(RP_MAX, 2, C, in, out, win, pad, str, x, dy, wdx);
-    th_compare("PoolingBackward MAX over -inf/+inf, C = 70", gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", CUDNN_DATA_FLOAT));
+    char what[120];
+    snprintf(what, sizeof what, "PoolingBackward MAX over -inf/+inf, C = 70, layout %d, config %d", lay, cfg);
+    th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", CUDNN_DATA_FLOAT));
     free(x); free(got); free(want); free(dy); free(gdx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
+/* FLOAT backward over windows that do not overlap (the CPU's direct backward): 2x2 / 2 over rows longer than
+ * its 2048-output blocks (NCHW) and 70 channels (two channel blocks, 32-output blocks: NHWC), 3x2 / 4x3 with
+ * padding (gap rows and columns, a tail past the last window), 1x1 / 2, 3-D 2x2x2 / 2; every mode, the four
+ * layouts the fast path takes, integer data (ties: dy goes to the first maximum), beta 0 over NaN and beta 0.5 */
+static void direct_case(cudnnHandle_t h, int c)
+{
+    /* ns, then per dim (D, H, W; a 2-D case leaves D out) window, pad, stride, input size */
+    static const int cf[5][13] = {{2, 2, 0, 2, 3, 2, 0, 2, 4203}, {2, 3, 1, 4, 11, 2, 0, 3, 141}, {2, 1, 0, 2, 5, 1, 0, 2, 9},
+                                  {3, 2, 0, 2, 5, 2, 0, 2, 4, 2, 0, 2, 6}, {2, 2, 1, 2, 6, 2, 1, 2, 7}};
+    static const int modes[3] = {RP_MAX, RP_AVG_INCL, RP_AVG_EXCL};
+    static const int lays[4] = {OL_NCHW, OL_NHWC, OL_GAPS, OL_GAPS_NHWC};
+    const int *q = cf[c % 5], ns = q[0], mode = modes[c % 3], lay = lays[c % 4];
+    int win[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, str[3] = {1, 1, 1}, in[3] = {1, 1, 1}, out[3];
+    for (int i = 0; i < ns; i++) win[i] = q[1 + 4 * i], pad[i] = q[2 + 4 * i], str[i] = q[3 + 4 * i], in[i] = q[4 + 4 * i];
+    ref_pool_out_dims(ns, in, win, pad, str, out);
+    const int C = (lay == OL_NHWC || lay == OL_GAPS_NHWC) && in[ns - 1] < 1000 ? 70 : 3, nd = ns + 2;
+    int xd[5] = {2, C}, yd[5] = {2, C};
+    for (int i = 0; i < ns; i++) xd[2 + i] = in[i], yd[2 + i] = out[i];
+    const double alpha = c % 2 ? 2.0 : 1.0, beta = (c / 2) % 2 ? 0.5 : 0.0;
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPoolingNdDescriptor(pd, (cudnnPoolingMode_t)mode, CUDNN_NOT_PROPAGATE_NAN, ns, win, pad, str));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, nd, xd, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, nd, yd, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, nd, yd, lay);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, nd, xd, lay);
+    double *x = dalloc(X.n), *y = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n), *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -3, 3);
+    fill_nz(dy, Y.n, -4, 4);
+    prior_fill(dx0, X.n, beta);
+    ref_pool_fwd(mode, 0, ns, 2LL * C, in, out, win, pad, str, x, y);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y, 0);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, dx0, 2);
+    scal sa = mkscal(alpha, CUDNN_DATA_FLOAT), sb = mkscal(beta, CUDNN_DATA_FLOAT);
+    TH_OK(cudnnPoolingBackward(h, pd, &sa, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &sb, DX.d, DX.dev));
+    tt_read(h, &DX, gdx);
+    ref_pool_bwd(mode, ns, 2LL * C, in, out, win, pad, str, x, dy, wdx);
+    for (int64_t i = 0; i < X.n; i++) wdx[i] = alpha * wdx[i] + (beta != 0 ? beta * dx0[i] : 0);
+    char what[200];
+    snprintf(what, sizeof what, "PoolingBackward (no overlap) mode=%d %dD %s C=%d win=%d,%d pad=%d,%d str=%d,%d in=%d,%d alpha=%g beta=%g", mode, ns,
+             ol_name[lay], C, win[ns - 2], win[ns - 1], pad[ns - 2], pad[ns - 1], str[ns - 2], str[ns - 1], in[ns - 2], in[ns - 1], alpha, beta);
+    th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", CUDNN_DATA_FLOAT));
+    free(x); free(y); free(dy); free(dx0); free(gdx); free(wdx);
     tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
     cudnnDestroyPoolingDescriptor(pd);
 }
@@ -419,7 +474,9 @@ int main(void)
         for (int m = 0; m < 4; m++)
             for (int it = 0; it < 8; it++) nhwc_case(h, float_types[t], pmodes[m], it);
     g_k2 = 0, g_lay = OL_NHWC;
-    for (int prop = 0; prop < 2; prop++) specials_case(h, OL_NHWC, prop), specials_case(h, OL_NCHW, prop);
+    for (int cfg = 0; cfg < 3; cfg++)
+        for (int prop = 0; prop < 2; prop++) specials_case(h, OL_NHWC, prop, cfg), specials_case(h, OL_NCHW, prop, cfg);
+    for (int c = 0; c < 20; c++) direct_case(h, c);
     desc_and_errors(h);
     big_case(h);
     chunk_case(h);
