@@ -176,7 +176,10 @@ static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, cons
     float *yr = y + n * p->ys.n + c * p->ys.c + od * p->ys.d + oh * p->ys.h;
     for (int64_t o0 = 0; o0 < p->out[2]; o0 += ROWB) {
         const int64_t o1 = p->out[2] - o0 < ROWB ? p->out[2] : o0 + ROWB;
-        for (int64_t o = 0; o < o1 - o0; o++) acc[o] = -INFINITY, chk[o] = 0.f, sum[o] = 0;
+        if (p->is_max)
+            for (int64_t o = 0; o < o1 - o0; o++) acc[o] = -INFINITY, chk[o] = 0.f;
+        else
+            for (int64_t o = 0; o < o1 - o0; o++) sum[o] = 0;
         for (int64_t id = d0; id < d1; id++)
             for (int64_t ih = h0; ih < h1; ih++) {
                 const float *xr = xb + id * p->xs.d + ih * p->xs.h;
@@ -195,6 +198,34 @@ static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, cons
                         for (int64_t o = 0; o < ob - oa; o++) sm[o] += (double)xs[o * str];
                 }
             }
+        float *yp = yr + o0 * p->ys.w;
+        const int64_t ys = p->ys.w, m = o1 - o0;
+        int odd = (d1 - d0) * (h1 - h0) == 0;
+        if (p->is_max) {
+            /* the block straight when no window needs max_exact (a NaN or +-inf tap, nothing above -inf,
+             * or no tap at all), else output by output */
+            for (int64_t o = 0; o < m; o++) odd |= chk[o] != 0.f || acc[o] == -INFINITY;
+            if (!odd) {
+                if (ys == 1 && b == 0) /* said so for the vectorizer */
+                    for (int64_t o = 0; o < m; o++) yp[o] = af * acc[o];
+                else if (ys == 1)
+                    for (int64_t o = 0; o < m; o++) yp[o] = af * acc[o] + bf * yp[o];
+                else
+                    for (int64_t o = 0; o < m; o++) yp[o * ys] = b == 0 ? af * acc[o] : af * acc[o] + bf * yp[o * ys];
+                continue;
+            }
+        } else if (!odd) {
+            /* the divisor: the window size, or the in-bounds taps (those along W clamped here) */
+            const int32_t dh = (int32_t)((d1 - d0) * (h1 - h0)), st = (int32_t)str, pd = (int32_t)pad, wn = (int32_t)win, iw = (int32_t)in;
+            const double ws = (double)p->win_sz;
+            for (int64_t o = 0; o < m; o++) {
+                const int32_t s0 = (int32_t)(o0 + o) * st - pd, w0 = s0 < 0 ? 0 : s0, w1 = s0 + wn > iw ? iw : s0 + wn;
+                const int32_t cnt = w1 > w0 ? dh * (w1 - w0) : 0; /* 0: the window is all padding */
+                const float v = cnt ? (float)(sum[o] / (p->incl ? ws : (double)cnt)) : 0.f;
+                yp[o * ys] = b == 0 ? af * v : af * v + bf * yp[o * ys];
+            }
+            continue;
+        }
         for (int64_t ow = o0; ow < o1; ow++) {
             int64_t w0, w1;
             taps(p, 2, ow, &w0, &w1);
@@ -206,23 +237,58 @@ static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, cons
                 int64_t at;
                 v = max_exact(p, xb, d0, d1, h0, h1, w0, w1, &at);
             } else v = acc[o];
-            float *yp = yr + ow * p->ys.w;
-            *yp = b == 0 ? af * v : af * v + bf * *yp;
+            float *yq = yr + ow * p->ys.w;
+            *yq = b == 0 ? af * v : af * v + bf * *yq;
         }
     }
 }
 
-FDNN_CLONES static void fwd_task(const pplan *p, const float *x, float *y, int64_t k, double a, double b)
+/* Output rows k = ((n * channel blocks + block) * out[0] + od) * out[1] + oh, each thread a contiguous share
+ * (as schedule(static) cuts it), decoded once and then counted: the divisions of a decode per row cost about
+ * 200 cycles of a 28-output NCHW row */
+typedef struct { int64_t n, c0, od, oh; } prow;
+
+static void my_rows(int64_t rows, int64_t *k0, int64_t *k1)
+{
+#ifdef _OPENMP
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+    const int64_t t = 0, nt = 1;
+#endif
+    *k0 = rows * t / nt;
+    *k1 = rows * (t + 1) / nt;
+}
+
+static prow row_at(const pplan *p, int64_t k)
 {
     const int64_t blocks = (p->c + p->cb - 1) / p->cb;
-    const int64_t oh = k % p->out[1], od = k / p->out[1] % p->out[0], cbk = k / (p->out[1] * p->out[0]) % blocks,
-                  n = k / (p->out[1] * p->out[0] * blocks);
-    const int64_t c0 = cbk * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
-    if (p->cb > 1) fwd_row(p, x, y, n, c0, cb, od, oh, a, b); /* channels innermost: stride 1, said so for the vectorizer */
-    else if (p->xs.w != 1) fwd_row(p, x, y, n, c0, 1, od, oh, a, b);
-    else if (p->str[2] == 1) fwd_row_w(p, x, y, n, c0, od, oh, a, b, 1);
-    else if (p->str[2] == 2) fwd_row_w(p, x, y, n, c0, od, oh, a, b, 2);
-    else fwd_row_w(p, x, y, n, c0, od, oh, a, b, p->str[2]);
+    prow r = {k / (p->out[1] * p->out[0] * blocks), k / (p->out[1] * p->out[0]) % blocks * p->cb, k / p->out[1] % p->out[0], k % p->out[1]};
+    return r;
+}
+
+static inline void row_step(const pplan *p, prow *r)
+{
+    if (++r->oh < p->out[1]) return;
+    r->oh = 0;
+    if (++r->od < p->out[0]) return;
+    r->od = 0;
+    r->c0 += p->cb;
+    if (r->c0 < p->c) return;
+    r->c0 = 0;
+    r->n++;
+}
+
+FDNN_CLONES static void fwd_rows(const pplan *p, const float *x, float *y, int64_t k0, int64_t k1, double a, double b)
+{
+    prow r = row_at(p, k0);
+    for (int64_t k = k0; k < k1; k++, row_step(p, &r)) {
+        const int64_t n = r.n, c0 = r.c0, od = r.od, oh = r.oh, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
+        if (p->cb > 1) fwd_row(p, x, y, n, c0, cb, od, oh, a, b); /* channels innermost: stride 1, said so for the vectorizer */
+        else if (p->xs.w != 1) fwd_row(p, x, y, n, c0, 1, od, oh, a, b);
+        else if (p->str[2] == 1) fwd_row_w(p, x, y, n, c0, od, oh, a, b, 1);
+        else if (p->str[2] == 2) fwd_row_w(p, x, y, n, c0, od, oh, a, b, 2);
+        else fwd_row_w(p, x, y, n, c0, od, oh, a, b, p->str[2]);
+    }
 }
 
 int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd,
@@ -233,8 +299,12 @@ int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
     make_plan(&p, d, xd, yd);
     p.cb = xd->stride[1] == 1 && yd->stride[1] == 1 ? CB_MAX : 1;
     const int64_t tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.out[0] * p.out[1];
-#pragma omp parallel for schedule(static) if (tasks * p.out[2] * p.win_sz > 16384)
-    for (int64_t k = 0; k < tasks; k++) fwd_task(&p, x, y, k, a, b);
+#pragma omp parallel if (tasks * p.out[2] * p.win_sz > 16384)
+    {
+        int64_t k0, k1;
+        my_rows(tasks, &k0, &k1);
+        if (k0 < k1) fwd_rows(&p, x, y, k0, k1, a, b);
+    }
     return 1;
 }
 
@@ -386,9 +456,15 @@ static inline __attribute__((always_inline)) void bwd_direct_w(const pplan *p, c
                         }
                     }
                 }
-            for (int64_t ow = o0; ow < o1; ow++) {
+            const int64_t ys = p->ys.w, m = o1 - o0;
+            int odd = 0;
+            if (ys == 1)
+                for (int64_t o = 0; o < m; o++) g[o] = dyr[o0 + o];
+            else
+                for (int64_t o = 0; o < m; o++) g[o] = dyr[(o0 + o) * ys];
+            for (int64_t o = 0; o < m; o++) odd |= chk[o] != 0.f || best[o] < 0;
+            for (int64_t ow = o0; ow < o1 && odd; ow++) {
                 const int64_t o = ow - o0;
-                g[o] = dyr[ow * p->ys.w];
                 if (chk[o] != 0.f || best[o] < 0) {
                     int64_t w0, w1, at;
                     taps(p, 2, ow, &w0, &w1);
@@ -535,16 +611,16 @@ static inline __attribute__((always_inline)) void bwd_direct_c(const pplan *p, c
     }
 }
 
-FDNN_CLONES static void bwd_direct_task(const pplan *p, const float *x, const float *dy, float *dx, int64_t k, double a, double b)
+FDNN_CLONES static void bwd_direct_rows(const pplan *p, const float *x, const float *dy, float *dx, int64_t k0, int64_t k1, double a, double b)
 {
-    const int64_t blocks = (p->c + p->cb - 1) / p->cb;
-    const int64_t oh = k % p->out[1], od = k / p->out[1] % p->out[0], cbk = k / (p->out[1] * p->out[0]) % blocks,
-                  n = k / (p->out[1] * p->out[0] * blocks);
-    const int64_t c0 = cbk * p->cb, cb = p->c - c0 < p->cb ? p->c - c0 : p->cb;
     const float af = (float)a, bf = (float)b;
-    if (p->cb > 1) bwd_direct_c(p, x, dy, dx, n, c0, cb, od, oh, af, bf, b == 0);
-    else if (p->str[2] == 2) bwd_direct_w(p, x, dy, dx, n, c0, od, oh, af, bf, b == 0, 2);
-    else bwd_direct_w(p, x, dy, dx, n, c0, od, oh, af, bf, b == 0, p->str[2]);
+    prow r = row_at(p, k0);
+    for (int64_t k = k0; k < k1; k++, row_step(p, &r)) {
+        const int64_t cb = p->c - r.c0 < p->cb ? p->c - r.c0 : p->cb;
+        if (p->cb > 1) bwd_direct_c(p, x, dy, dx, r.n, r.c0, cb, r.od, r.oh, af, bf, b == 0);
+        else if (p->str[2] == 2) bwd_direct_w(p, x, dy, dx, r.n, r.c0, r.od, r.oh, af, bf, b == 0, 2);
+        else bwd_direct_w(p, x, dy, dx, r.n, r.c0, r.od, r.oh, af, bf, b == 0, p->str[2]);
+    }
 }
 
 int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
@@ -559,8 +635,12 @@ int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
     if (p.str[0] >= p.win[0] && p.str[1] >= p.win[1] && p.str[2] >= p.win[2] && (chan_in || (p.xs.w == 1 && p.dxs.w == 1))) {
         p.cb = chan_in ? CB_MAX : 1;
         const int64_t tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.out[0] * p.out[1];
-#pragma omp parallel for schedule(static) if (tasks * p.out[2] * p.win_sz > 16384)
-        for (int64_t k = 0; k < tasks; k++) bwd_direct_task(&p, x, dy, dx, k, a, b);
+#pragma omp parallel if (tasks * p.out[2] * p.win_sz > 16384)
+        {
+            int64_t k0, k1;
+            my_rows(tasks, &k0, &k1);
+            if (k0 < k1) bwd_direct_rows(&p, x, dy, dx, k0, k1, a, b);
+        }
         return 1;
     }
     /* blocks of 16 channels keep the per-thread gradient of a 56 x 56 image in L2 */

@@ -173,7 +173,7 @@ void ref_pool_fwd(int mode, int prop, int ns, int64_t planes, const int *in, con
             } else {
                 double s = 0;
                 for (int k = 0; k < cnt; k++) s += xp[list[k]];
-                r = s / (mode == RP_AVG_INCL ? total : cnt);
+                r = cnt ? s / (mode == RP_AVG_INCL ? total : cnt) : 0.0; /* a window wholly in padding gives 0 */
             }
             y[p * osz + o] = r;
         }

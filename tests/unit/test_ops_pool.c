@@ -387,52 +387,63 @@ static void specials_case(cudnnHandle_t h, int lay, int prop, int cfg)
     cudnnDestroyPoolingDescriptor(pd);
 }
 
-/* FLOAT backward over windows that do not overlap (the CPU's direct backward): 2x2 / 2 over rows longer than
- * its 2048-output blocks (NCHW) and 70 channels (two channel blocks, 32-output blocks: NHWC), 3x2 / 4x3 with
- * padding (gap rows and columns, a tail past the last window), 1x1 / 2, 3-D 2x2x2 / 2; every mode, the four
- * layouts the fast path takes, integer data (ties: dy goes to the first maximum), beta 0 over NaN and beta 0.5 */
+/* FLOAT forward and backward over windows that do not overlap (the CPU's direct backward): 2x2 / 2 over rows
+ * longer than its 2048-output blocks (NCHW) and 70 channels (two channel blocks, 32-output blocks: NHWC), 3x2 /
+ * 4x3 with padding (gap rows and columns, a tail past the last window), 1x1 / 2, 3-D 2x2x2 / 2, and padding as
+ * wide as the window (windows wholly in padding give 0); every mode, the four layouts the fast path takes,
+ * integer data (ties: dy goes to the first maximum), beta 0 over NaN and beta 0.5 */
 static void direct_case(cudnnHandle_t h, int c)
 {
     /* ns, then per dim (D, H, W; a 2-D case leaves D out) window, pad, stride, input size */
-    static const int cf[5][13] = {{2, 2, 0, 2, 3, 2, 0, 2, 4203}, {2, 3, 1, 4, 11, 2, 0, 3, 141}, {2, 1, 0, 2, 5, 1, 0, 2, 9},
-                                  {3, 2, 0, 2, 5, 2, 0, 2, 4, 2, 0, 2, 6}, {2, 2, 1, 2, 6, 2, 1, 2, 7}};
+    static const int cf[6][13] = {{2, 2, 0, 2, 3, 2, 0, 2, 4203}, {2, 3, 1, 4, 11, 2, 0, 3, 141}, {2, 1, 0, 2, 5, 1, 0, 2, 9},
+                                  {3, 2, 0, 2, 5, 2, 0, 2, 4, 2, 0, 2, 6}, {2, 2, 1, 2, 6, 2, 1, 2, 7}, {2, 1, 1, 1, 4, 2, 2, 3, 7}};
     static const int modes[3] = {RP_MAX, RP_AVG_INCL, RP_AVG_EXCL};
     static const int lays[4] = {OL_NCHW, OL_NHWC, OL_GAPS, OL_GAPS_NHWC};
-    const int *q = cf[c % 5], ns = q[0], mode = modes[c % 3], lay = lays[c % 4];
+    const int *q = cf[c % 6], ns = q[0], mode = modes[c / 24 % 3], lay = lays[c / 6 % 4];
     int win[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, str[3] = {1, 1, 1}, in[3] = {1, 1, 1}, out[3];
     for (int i = 0; i < ns; i++) win[i] = q[1 + 4 * i], pad[i] = q[2 + 4 * i], str[i] = q[3 + 4 * i], in[i] = q[4 + 4 * i];
     ref_pool_out_dims(ns, in, win, pad, str, out);
     const int C = (lay == OL_NHWC || lay == OL_GAPS_NHWC) && in[ns - 1] < 1000 ? 70 : 3, nd = ns + 2;
     int xd[5] = {2, C}, yd[5] = {2, C};
     for (int i = 0; i < ns; i++) xd[2 + i] = in[i], yd[2 + i] = out[i];
-    const double alpha = c % 2 ? 2.0 : 1.0, beta = (c / 2) % 2 ? 0.5 : 0.0;
+    const double alpha = c / 7 % 2 ? 2.0 : 1.0, beta = c / 3 % 2 ? 0.5 : 0.0;
     cudnnPoolingDescriptor_t pd;
     TH_OK(cudnnCreatePoolingDescriptor(&pd));
     TH_OK(cudnnSetPoolingNdDescriptor(pd, (cudnnPoolingMode_t)mode, CUDNN_NOT_PROPAGATE_NAN, ns, win, pad, str));
     tt X, Y, DY, DX;
     tt_make(h, &X, CUDNN_DATA_FLOAT, nd, xd, lay);
     tt_make(h, &Y, CUDNN_DATA_FLOAT, nd, yd, lay);
-    tt_make(h, &DY, CUDNN_DATA_FLOAT, nd, yd, lay);
+    /* dy in the other layout in every fifth case (a strided row under NCHW x and dx) */
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, nd, yd, c % 5 == 0 ? (lay == OL_NCHW || lay == OL_GAPS ? OL_NHWC : OL_NCHW) : lay);
     tt_make(h, &DX, CUDNN_DATA_FLOAT, nd, xd, lay);
-    double *x = dalloc(X.n), *y = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n), *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    double *x = dalloc(X.n), *y = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n), *gdx = dalloc(X.n), *wdx = dalloc(X.n), *y0 = dalloc(Y.n),
+           *gy = dalloc(Y.n);
     fill_nz(x, X.n, -3, 3);
     fill_nz(dy, Y.n, -4, 4);
     prior_fill(dx0, X.n, beta);
-    ref_pool_fwd(mode, 0, ns, 2LL * C, in, out, win, pad, str, x, y);
+    prior_fill(y0, Y.n, beta);
     tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y0, 0);
+    scal sa = mkscal(alpha, CUDNN_DATA_FLOAT), sb = mkscal(beta, CUDNN_DATA_FLOAT);
+    char what[200];
+    TH_OK(cudnnPoolingForward(h, pd, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
+    tt_read(h, &Y, gy);
+    ref_pool_fwd(mode, 0, ns, 2LL * C, in, out, win, pad, str, x, y);
+    for (int64_t i = 0; i < Y.n; i++) y0[i] = alpha * y[i] + (beta != 0 ? beta * y0[i] : 0);
+    snprintf(what, sizeof what, "PoolingForward (no overlap) mode=%d %dD %s C=%d win=%d,%d pad=%d,%d str=%d,%d in=%d,%d alpha=%g beta=%g", mode, ns,
+             ol_name[lay], C, win[ns - 2], win[ns - 1], pad[ns - 2], pad[ns - 1], str[ns - 2], str[ns - 1], in[ns - 2], in[ns - 1], alpha, beta);
+    th_compare(what, gy, y0, (size_t)Y.n, th_tolerance("pool", CUDNN_DATA_FLOAT));
     tt_fill(h, &Y, y, 0);
     tt_fill(h, &DY, dy, 0);
     tt_fill(h, &DX, dx0, 2);
-    scal sa = mkscal(alpha, CUDNN_DATA_FLOAT), sb = mkscal(beta, CUDNN_DATA_FLOAT);
     TH_OK(cudnnPoolingBackward(h, pd, &sa, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &sb, DX.d, DX.dev));
     tt_read(h, &DX, gdx);
     ref_pool_bwd(mode, ns, 2LL * C, in, out, win, pad, str, x, dy, wdx);
     for (int64_t i = 0; i < X.n; i++) wdx[i] = alpha * wdx[i] + (beta != 0 ? beta * dx0[i] : 0);
-    char what[200];
     snprintf(what, sizeof what, "PoolingBackward (no overlap) mode=%d %dD %s C=%d win=%d,%d pad=%d,%d str=%d,%d in=%d,%d alpha=%g beta=%g", mode, ns,
              ol_name[lay], C, win[ns - 2], win[ns - 1], pad[ns - 2], pad[ns - 1], str[ns - 2], str[ns - 1], in[ns - 2], in[ns - 1], alpha, beta);
     th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", CUDNN_DATA_FLOAT));
-    free(x); free(y); free(dy); free(dx0); free(gdx); free(wdx);
+    free(x); free(y); free(dy); free(dx0); free(gdx); free(wdx); free(y0); free(gy);
     tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
     cudnnDestroyPoolingDescriptor(pd);
 }
@@ -476,7 +487,7 @@ int main(void)
     g_k2 = 0, g_lay = OL_NHWC;
     for (int cfg = 0; cfg < 3; cfg++)
         for (int prop = 0; prop < 2; prop++) specials_case(h, OL_NHWC, prop, cfg), specials_case(h, OL_NCHW, prop, cfg);
-    for (int c = 0; c < 20; c++) direct_case(h, c);
+    for (int c = 0; c < 72; c++) direct_case(h, c); /* every shape, layout and mode */
     desc_and_errors(h);
     big_case(h);
     chunk_case(h);
