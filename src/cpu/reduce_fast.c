@@ -85,6 +85,42 @@ INLINE void rd_merge(int op, int prop, double *s, int64_t *b, double s2, int64_t
     }
 }
 
+/* MIN / MAX / AMAX of a unit-stride row of L >= 8 (< 2^31) elements in 8 lanes, lane k taking the elements
+ * i = k mod 8 in order and keeping its first extreme, then the best lane (the lowest index among equal values):
+ * the row's first extreme, *v and its position *at. 0 when the row holds a NaN or +-inf (the caller walks it
+ * element by element). */
+INLINE int rd_row_arg8(int op, const float *p, int64_t L, float *v, int64_t *at)
+{
+    float m[8], ck[8];
+    int32_t ix[8];
+    for (int k = 0; k < 8; k++) m[k] = op == R_AMAX ? fabsf(p[k]) : p[k], ix[k] = k, ck[k] = p[k] * 0.f;
+    int32_t i = 8;
+    for (; i + 8 <= L; i += 8)
+#pragma omp simd
+        for (int k = 0; k < 8; k++) {
+            const float x = op == R_AMAX ? fabsf(p[i + k]) : p[i + k];
+            const int32_t take = -(int32_t)(op == R_MIN ? x < m[k] : x > m[k]); /* a select, not a masked store */
+            m[k] = (op == R_MIN ? x < m[k] : x > m[k]) ? x : m[k];
+            ix[k] = ((i + k) & take) | (ix[k] & ~take);
+            ck[k] += x * 0.f;
+        }
+    for (int k = 0; i + k < L; k++) {
+        const float x = op == R_AMAX ? fabsf(p[i + k]) : p[i + k];
+        if (op == R_MIN ? x < m[k] : x > m[k]) m[k] = x, ix[k] = i + k;
+        ck[k] += x * 0.f;
+    }
+    float c = 0.f;
+    for (int k = 0; k < 8; k++) c += ck[k];
+    if (c != 0.f) return 0;
+    float bv = m[0];
+    int32_t bi = ix[0];
+    for (int k = 1; k < 8; k++)
+        if ((op == R_MIN ? m[k] < bv : m[k] > bv) || (m[k] == bv && ix[k] < bi)) bv = m[k], bi = ix[k];
+    *v = bv;
+    *at = bi;
+    return 1;
+}
+
 /* A row of L elements at p + i*st (flattened indices r0 + i) into (s, b) */
 INLINE void rd_row(int op, int prop, const float *p, int64_t st, int64_t L, int64_t r0, double *s, int64_t *b)
 {
@@ -110,8 +146,13 @@ INLINE void rd_row(int op, int prop, const float *p, int64_t st, int64_t L, int6
 #pragma omp simd reduction(* : acc)
         for (int64_t i = 0; i < L; i++) acc *= p[i * st] != 0 ? (double)p[i * st] : 1.0;
         break;
-    default:
-        for (int64_t i = 0; i < L; i++) rd_upd(op, prop, &acc, b, p[i * st], r0 + i);
+    default: {
+        float v;
+        int64_t at;
+        if (st == 1 && L >= 8 && L < INT32_MAX && rd_row_arg8(op, p, L, &v, &at)) rd_merge(op, prop, &acc, b, (double)v, r0 + at);
+        else
+            for (int64_t i = 0; i < L; i++) rd_upd(op, prop, &acc, b, p[i * st], r0 + i);
+    }
     }
     *s = acc;
 }
