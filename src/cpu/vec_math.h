@@ -18,6 +18,18 @@ static inline uint32_t fdnn_f_bits(float f)
     return u;
 }
 
+/* e^r for |r| <= ln2/2: fdnn_expf's degree-6 polynomial */
+static inline float fdnn_expf_reduced(float r)
+{
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    return p * (r * r) + r + 1.f;
+}
+
 /* e^x in float, within 1 ulp where the result is normal (0.98 ulp at worst over every 7th float in
  * [-87.3, 88.7]): x = k ln2 + r with |r| <= ln2/2 (ln2 split in two parts so k ln2 is exact), a
  * degree-6 polynomial for e^r, then 2^k applied as two exponent-built factors so that the whole
@@ -35,13 +47,7 @@ static inline float fdnn_expf(float x)
     const int32_t k = (int32_t)(fdnn_f_bits(t) - fdnn_f_bits(shifter));
     float r = xc - kf * 0.693359375f;
     r = r - kf * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.f;
+    float p = fdnn_expf_reduced(r);
     const int32_t k1 = k >> 1, k2 = k - k1; /* each within [-75, 64]: 2^k1 and 2^k2 are normal floats */
     p = p * fdnn_bits_f((uint32_t)(k1 + 127) << 23) * fdnn_bits_f((uint32_t)(k2 + 127) << 23);
     p = x > hi ? __builtin_inff() : p;
