@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include "../core/fdnn.h"
 #include "../core/ops_desc.h"
-#include "../cpu/ops_common.h"
+#include "../cpu/ops_fast.h"
 #include "../cpu/ops_lrn.h"
 
 #ifdef FDNN_HAVE_CUDA
@@ -151,6 +151,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelForward(cudnnHandle_t 
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnLRNCrossChannelForward: this build has no CUDA backend");
 #endif
     }
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_lrn_fwd_f32(normDesc, a, xDesc, x, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     fdnn_norm_geom g = lrn_geom(normDesc, xDesc);
     double *px = fdnn_ops_gather(xDesc, x), *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
     if (!px || !py || fdnn_norm_fwd(&g, px, NULL, py) != 0) { free(px); free(py); return oom(); }
@@ -196,6 +199,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnLRNCrossChannelBackward: this build has no CUDA backend");
 #endif
     }
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_lrn_bwd_f32(normDesc, a, dyDesc, dy, xDesc, x, b, dxDesc, dx)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     fdnn_norm_geom g = lrn_geom(normDesc, xDesc);
     /* the gradient is formed from x (y is implied by x and not needed) */
     double *px = fdnn_ops_gather(xDesc, x), *pdy = fdnn_ops_gather(dyDesc, dy);
@@ -237,6 +243,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationForward(cudnnHan
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnDivisiveNormalizationForward: this build has no CUDA backend");
 #endif
     }
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_divnorm_fwd_f32(normDesc, a, xDesc, x, means, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     fdnn_norm_geom g = divnorm_geom(normDesc, xDesc);
     double *px = fdnn_ops_gather(xDesc, x), *pm = means ? fdnn_ops_gather(xDesc, means) : NULL;
     double *py = malloc(sizeof(double) * (size_t)fdnn_tensor_elems(xDesc));
@@ -279,6 +288,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnDivisiveNormalizationBackward(cudnnHa
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnDivisiveNormalizationBackward: this build has no CUDA backend");
 #endif
     }
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_divnorm_bwd_f32(normDesc, a, xDesc, x, means, dy, b, dXdMeansDesc, dx, dMeans)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     fdnn_norm_geom g = divnorm_geom(normDesc, xDesc);
     int64_t n = fdnn_tensor_elems(xDesc);
     double *px = fdnn_ops_gather(xDesc, x), *pm = means ? fdnn_ops_gather(xDesc, means) : NULL, *pdy = fdnn_ops_gather(xDesc, dy);

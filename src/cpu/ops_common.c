@@ -1,7 +1,7 @@
 /* Gather/blend between strided tensors of any supported type and packed double arrays,
  * plus argument checks shared by the tensor-op API files. */
 #include <stdlib.h>
-#include "ops_common.h"
+#include "ops_fast.h"
 
 int fdnn_ops_packed(const fdnn_tensor *t)
 {
@@ -186,6 +186,18 @@ void fdnn_ops_blend(const fdnn_tensor *t, void *data, const double *res, double 
     }
     struct blend_ctx c = {data, res, alpha, beta};
     walk_blocks(t, packed, blend_block, &c);
+}
+
+int fdnn_ops_fast_mode(void)
+{
+    const char *v = fdnn_getenv("FREEDNN_CPU_FAST_PATH");
+    return v && v[0] == '0' && !v[1] ? 0 : v && v[0] == '2' && !v[1] ? 2 : 1;
+}
+
+cudnnStatus_t fdnn_ops_fast_missed(int mode)
+{
+    if (mode != 2) return CUDNN_STATUS_SUCCESS;
+    return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "FREEDNN_CPU_FAST_PATH=2 and the CPU FLOAT fast path does not take these tensors");
 }
 
 cudnnStatus_t fdnn_ops_cpu_handle(cudnnHandle_t h)

@@ -62,6 +62,25 @@ static inline void fdnn_ops_share(int64_t n, int64_t *lo, int64_t *hi)
     *hi = n * (me + 1) / nt;
 }
 
+/* The most OpenMP threads a parallel region may have (1 without OpenMP), and the calling thread's number in its
+ * region (0 outside one): for per-thread scratch areas */
+static inline int fdnn_ops_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+static inline int fdnn_ops_thread(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 /* cudnnOpTensor's op (a cudnnOpTensorOp_t) on the scaled operands x = alpha1*a, y = alpha2*b: SQRT and NOT
  * (1 - x) ignore y; MIN/MAX give NaN for a NaN operand when prop (PROPAGATE_NAN), else the other operand. */
 static inline double fdnn_ops_tensor_op(int op, int prop, double x, double y)

@@ -46,4 +46,23 @@ int fdnn_cpu_set_f32(const fdnn_tensor *yd, void *y, double v);
  * the general path in src/api/reduce.c computes them */
 int fdnn_cpu_reduce_f32(int op, int prop, double alpha, const fdnn_tensor *ad, const void *a, double beta, const fdnn_tensor *cd, void *c,
                         int32_t *idx);
+
+/* LRN cross-channel and divisive normalization (src/cpu/lrn_fast.c), forward and backward: FLOAT tensors seen by
+ * fdnn_ops_ncs (each with its own strides); an output may be an input itself (same pointer and view) but must
+ * not otherwise overlap one; dmeans (NULL: not wanted) must not overlap dx. As src/api/lrn.c's general path. */
+struct cudnnLRNStruct;
+int fdnn_cpu_lrn_fwd_f32(const struct cudnnLRNStruct *d, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y);
+int fdnn_cpu_lrn_bwd_f32(const struct cudnnLRNStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd, const void *x,
+                         double b, const fdnn_tensor *dxd, void *dx);
+int fdnn_cpu_divnorm_fwd_f32(const struct cudnnLRNStruct *d, double a, const fdnn_tensor *xd, const void *x, const void *means, double b,
+                             const fdnn_tensor *yd, void *y);
+int fdnn_cpu_divnorm_bwd_f32(const struct cudnnLRNStruct *d, double a, const fdnn_tensor *xd, const void *x, const void *means, const void *dy,
+                             double b, const fdnn_tensor *dxd, void *dx, void *dmeans);
+
+/* FREEDNN_CPU_FAST_PATH, read at every call by the LRN and divisive-normalization APIs: 0
+ * turns their FLOAT fast paths off (the general path runs), 2 makes them required (a call they do not take
+ * fails with CUDNN_STATUS_NOT_SUPPORTED, so that a test can tell which path ran); unset or anything else: on.
+ * fdnn_ops_fast_missed(mode) is the status after a fast path declined: that failure under 2, else SUCCESS. */
+int fdnn_ops_fast_mode(void);
+cudnnStatus_t fdnn_ops_fast_missed(int mode);
 #endif
