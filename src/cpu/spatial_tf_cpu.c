@@ -45,11 +45,14 @@ void fdnn_cpu_stf_grid_bwd(const struct cudnnSpatialTransformerStruct *st, const
     }
 }
 
-/* Source position of output pixel (n, h, w) in input pixel units. */
+/* Source position of output pixel (n, h, w) in input pixel units. One outside [-2, W + 1] (or NaN), which
+ * samples nothing, becomes -2 (also nothing), so that its floor converts to int. */
 static void src_pos(const void *grid, cudnnDataType_t t, int64_t o, int Hi, int Wi, double *px, double *py)
 {
     *px = (fdnn_load(grid, t, o) + 1.0) * (Wi - 1) * 0.5;
     *py = (fdnn_load(grid, t, o + 1) + 1.0) * (Hi - 1) * 0.5;
+    *px = *px >= -2.0 && *px <= Wi + 1.0 ? *px : -2.0;
+    *py = *py >= -2.0 && *py <= Hi + 1.0 ? *py : -2.0;
 }
 
 cudnnStatus_t fdnn_cpu_stf_sampler_fwd(const struct cudnnSpatialTransformerStruct *st, double alpha, const struct cudnnTensorStruct *xd,
