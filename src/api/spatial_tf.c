@@ -5,6 +5,7 @@
 #include <string.h>
 #include "../core/fdnn.h"
 #include "../core/norm_desc.h"
+#include "../cpu/ops_fast.h"
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_norm.h"
 #endif
@@ -97,6 +98,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorForward(cudnnHa
     if (handle->backend == FDNN_BACKEND_CUDA)
         return fdnn_cuda_stf_grid_fwd(handle, stDesc, theta, grid);
 #endif
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_stf_grid_fwd_f32(stDesc, theta, grid)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     fdnn_cpu_stf_grid_fwd(stDesc, theta, grid);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -114,6 +118,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnH
     if (handle->backend == FDNN_BACKEND_CUDA)
         return fdnn_cuda_stf_grid_bwd(handle, stDesc, dgrid, dtheta);
 #endif
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_stf_grid_bwd_f32(stDesc, dgrid, dtheta)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     fdnn_cpu_stf_grid_bwd(stDesc, dgrid, dtheta);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -154,7 +161,11 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerForward(cudnnHandle_t
     if (handle->backend == FDNN_BACKEND_CUDA)
         return fdnn_cuda_stf_sampler_fwd(handle, stDesc, fdnn_scalar(alpha, stDesc->dtype), xDesc, x, grid, fdnn_scalar(beta, stDesc->dtype), yDesc, y);
 #endif
-    return fdnn_cpu_stf_sampler_fwd(stDesc, fdnn_scalar(alpha, stDesc->dtype), xDesc, x, grid, fdnn_scalar(beta, stDesc->dtype), yDesc, y);
+    const double a = fdnn_scalar(alpha, stDesc->dtype), b = fdnn_scalar(beta, stDesc->dtype);
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_stf_sampler_fwd_f32(stDesc, a, xDesc, x, grid, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
+    return fdnn_cpu_stf_sampler_fwd(stDesc, a, xDesc, x, grid, b, yDesc, y);
 }
 
 /* api: cpu cuda */
@@ -187,6 +198,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_
         return fdnn_cuda_stf_sampler_bwd(handle, stDesc, fdnn_scalar(alpha, t), xDesc, x, fdnn_scalar(beta, t), dxDesc, dx, fdnn_scalar(alphaDgrid, t), dyDesc, dy,
                                          grid, fdnn_scalar(betaDgrid, t), dgrid);
 #endif
-    return fdnn_cpu_stf_sampler_bwd(stDesc, fdnn_scalar(alpha, t), xDesc, x, fdnn_scalar(beta, t), dxDesc, dx, fdnn_scalar(alphaDgrid, t), dyDesc, dy,
-                             grid, fdnn_scalar(betaDgrid, t), dgrid);
+    const double a = fdnn_scalar(alpha, t), b = fdnn_scalar(beta, t), ag = fdnn_scalar(alphaDgrid, t), bg = fdnn_scalar(betaDgrid, t);
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_stf_sampler_bwd_f32(stDesc, a, xDesc, x, b, dxDesc, dx, ag, dyDesc, dy, grid, bg, dgrid)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
+    return fdnn_cpu_stf_sampler_bwd(stDesc, a, xDesc, x, b, dxDesc, dx, ag, dyDesc, dy, grid, bg, dgrid);
 }

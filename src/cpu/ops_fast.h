@@ -59,7 +59,18 @@ int fdnn_cpu_divnorm_fwd_f32(const struct cudnnLRNStruct *d, double a, const fdn
 int fdnn_cpu_divnorm_bwd_f32(const struct cudnnLRNStruct *d, double a, const fdnn_tensor *xd, const void *x, const void *means, const void *dy,
                              double b, const fdnn_tensor *dxd, void *dx, void *dmeans);
 
-/* FREEDNN_CPU_FAST_PATH, read at every call by the LRN and divisive-normalization APIs: 0
+/* The spatial transformer (src/cpu/stf_fast.c) on FLOAT: the grid generator, and the sampler with x, y, dx, dy
+ * seen by fdnn_ops_ncs, no output overlapping an input or another output. As src/cpu/spatial_tf_cpu.c computes. */
+struct cudnnSpatialTransformerStruct;
+int fdnn_cpu_stf_grid_fwd_f32(const struct cudnnSpatialTransformerStruct *st, const void *theta, void *grid);
+int fdnn_cpu_stf_grid_bwd_f32(const struct cudnnSpatialTransformerStruct *st, const void *dgrid, void *dtheta);
+int fdnn_cpu_stf_sampler_fwd_f32(const struct cudnnSpatialTransformerStruct *st, double a, const fdnn_tensor *xd, const void *x, const void *grid,
+                                 double b, const fdnn_tensor *yd, void *y);
+int fdnn_cpu_stf_sampler_bwd_f32(const struct cudnnSpatialTransformerStruct *st, double a, const fdnn_tensor *xd, const void *x, double b,
+                                 const fdnn_tensor *dxd, void *dx, double a_dg, const fdnn_tensor *dyd, const void *dy, const void *grid,
+                                 double b_dg, void *dgrid);
+
+/* FREEDNN_CPU_FAST_PATH, read at every call by the LRN, divisive-normalization and spatial-transformer APIs: 0
  * turns their FLOAT fast paths off (the general path runs), 2 makes them required (a call they do not take
  * fails with CUDNN_STATUS_NOT_SUPPORTED, so that a test can tell which path ran); unset or anything else: on.
  * fdnn_ops_fast_missed(mode) is the status after a fast path declined: that failure under 2, else SUCCESS. */
