@@ -333,3 +333,23 @@ int th_compare(const char *what, const double *got, const double *want, size_t n
     return th_check(bad < 0, __FILE__, __LINE__, "%s: max error %.3g > tol %.3g (first bad index %ld: got %.9g want %.9g)", what, err,
                     tol, bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
 }
+
+int th_compare_nonfinite(const char *what, double *got, double *want, size_t n, double tol)
+{
+    long bad = -1;
+    int nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int special = !isfinite(got[i]) || !isfinite(want[i]);
+        if (special && bad < 0 && !(isnan(got[i]) ? isnan(want[i]) : got[i] == want[i])) bad = (long)i;
+        if (special) got[i] = want[i] = 0;
+        nonzero |= want[i] != 0;
+    }
+    if (!th_check(bad < 0, __FILE__, __LINE__, "%s: NaN or infinity at %ld in one result only", what, bad)) return 0;
+    return !nonzero || th_compare(what, got, want, n, tol);
+}
+
+void th_cpu_fast_path(const char *mode)
+{
+    if (mode) setenv("FREEDNN_CPU_FAST_PATH", mode, 1);
+    else unsetenv("FREEDNN_CPU_FAST_PATH");
+}

@@ -72,5 +72,13 @@ double th_tolerance(const char *op, cudnnDataType_t t);
 double th_max_error(const double *got, const double *want, size_t n, double tol, long *bad_index);
 /* Compare and record one check; nonzero_required demands at least one nonzero in want. */
 int th_compare(const char *what, const double *got, const double *want, size_t n, double tol);
+/* For results with NaN or infinities: got and want must hold them in the same places (infinities of the same
+ * sign); those are then set to 0 in both and th_compare checks the rest (an all-zero rest passes). */
+int th_compare_nonfinite(const char *what, double *got, double *want, size_t n, double tol);
+
+/* ------------------------------------------------------- CPU backend */
+/* Sets FREEDNN_CPU_FAST_PATH (mode NULL: unsets it): "0" the CPU backend's FLOAT fast paths that read it off,
+ * "2" required (a call they do not take fails with NOT_SUPPORTED) */
+void th_cpu_fast_path(const char *mode);
 
 #endif
