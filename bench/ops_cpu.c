@@ -1,5 +1,6 @@
-/* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling, batch norm and the
- * whole-tensor ops (add, op, transform, scale, set) and cudnnReduceTensor on one FLOAT NCHW (or NHWC) tensor, each timed as the
+/* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling, batch norm, the
+ * whole-tensor ops (add, op, transform, scale, set), cudnnReduceTensor, LRN, divisive normalization and the
+ * spatial transformer's sampler on one FLOAT NCHW (or NHWC) tensor, each timed as the
  * minimum over repeated calls with the benchmark's OpenMP threads, printed as ms and as GB/s of the bytes
  * the op must move at least (each tensor read or written once). Compare with `cpu_mem_floor B B` (B = the
  * tensor's bytes): a copy of the same size.
@@ -31,7 +32,7 @@ static double now(void)
 
 enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_BN_TRAIN, OP_BN_BWD,
        OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET,
-       OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_COUNT };
+       OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_LRN, OP_LRN_BWD, OP_DIVN, OP_DIVN_BWD, OP_STF, OP_STF_BWD, OP_COUNT };
 
 int main(int argc, char **argv)
 {
@@ -43,9 +44,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const size_t n = (size_t)N * C * H * W;
-    float *x = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4), *dx = malloc(n * 4);
-    float *prm = malloc((size_t)C * 4 * 6);
-    if (!x || !y || !dy || !dx || !prm) {
+    float *x = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4), *dx = malloc(n * 4), *mu = malloc(n * 4), *tmp = malloc(n * 4);
+    float *prm = malloc((size_t)C * 4 * 6), *grid = malloc((size_t)N * H * W * 2 * 4), *dgrid = malloc((size_t)N * H * W * 2 * 4);
+    if (!x || !y || !dy || !dx || !mu || !tmp || !prm || !grid || !dgrid) {
         fprintf(stderr, "ops_cpu: out of memory\n");
         return 1;
     }
@@ -53,6 +54,12 @@ int main(int argc, char **argv)
         x[i] = (float)((i * 7919) % 1000) / 500.f - 1.f;
         dy[i] = (float)((i * 104729) % 1000) / 1000.f;
         y[i] = dx[i] = 0.f;
+        mu[i] = (float)((i * 31) % 100) / 200.f - 0.25f;
+    }
+    for (int i = 0; i < N * H * W; i++) { /* a sampling grid rotated by about 10 degrees and shrunk by 5% */
+        const float xs = -1.f + 2.f * (float)(i % W) / (float)(W - 1), ys = -1.f + 2.f * (float)(i / W % H) / (float)(H - 1);
+        grid[2 * i] = 0.94f * xs - 0.16f * ys;
+        grid[2 * i + 1] = 0.16f * xs + 0.94f * ys;
     }
     float *scale = prm, *bias = prm + C, *rmean = prm + 2 * C, *rvar = prm + 3 * C, *smean = prm + 4 * C, *sinv = prm + 5 * C;
     for (int c = 0; c < C; c++) scale[c] = 1.f, bias[c] = rmean[c] = 0.f, rvar[c] = 1.f;
@@ -97,6 +104,12 @@ int main(int argc, char **argv)
     CK(cudnnSetTensor4dDescriptor(tnc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, 1, 1));
     CK(cudnnCreateTensorDescriptor(&t1));
     CK(cudnnSetTensor4dDescriptor(t1, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+    cudnnLRNDescriptor_t lrnd; /* cuDNN's defaults: n = 5, alpha = 1e-4, beta = 0.75, k = 2 */
+    CK(cudnnCreateLRNDescriptor(&lrnd));
+    cudnnSpatialTransformerDescriptor_t std_;
+    CK(cudnnCreateSpatialTransformerDescriptor(&std_));
+    const int stdim[4] = {N, C, H, W};
+    CK(cudnnSetSpatialTransformerNdDescriptor(std_, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 4, stdim));
     int *ridx = malloc((size_t)N * C * sizeof(int));
     if (!ridx) {
         fprintf(stderr, "ops_cpu: out of memory\n");
@@ -124,10 +137,17 @@ int main(int argc, char **argv)
                                    "reduce ADD -> 1xCx1x1",
                                    "reduce ADD -> NxCx1x1",
                                    "reduce ADD -> 1x1x1x1",
-                                   "reduce MAX+indices -> NxCx1x1"};
+                                   "reduce MAX+indices -> NxCx1x1",
+                                   "LRN fwd (n 5)",
+                                   "LRN bwd (n 5)",
+                                   "divisive norm fwd (n 5, means)",
+                                   "divisive norm bwd (n 5, means)",
+                                   "spatial tf sampler fwd",
+                                   "spatial tf sampler bwd"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
     const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
-                                    2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb};
+                                    2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb,
+                                    2 * tb, 3 * tb, 3 * tb, 5 * tb, 2 * tb, 3 * tb};
 #ifdef _OPENMP
     const int threads = omp_get_max_threads();
 #else
@@ -170,13 +190,25 @@ int main(int argc, char **argv)
             case OP_RED_C: CK(cudnnReduceTensor(h, radd, NULL, 0, NULL, 0, &one, t, x, &zero, tbn, y)); break;
             case OP_RED_NC: CK(cudnnReduceTensor(h, radd, NULL, 0, NULL, 0, &one, t, x, &zero, tnc, y)); break;
             case OP_RED_ALL: CK(cudnnReduceTensor(h, radd, NULL, 0, NULL, 0, &one, t, x, &zero, t1, y)); break;
-            default: CK(cudnnReduceTensor(h, rmax, ridx, (size_t)N * C * sizeof(int), NULL, 0, &one, t, x, &zero, tnc, y)); break;
+            case OP_RED_MAX_NC: CK(cudnnReduceTensor(h, rmax, ridx, (size_t)N * C * sizeof(int), NULL, 0, &one, t, x, &zero, tnc, y)); break;
+            case OP_LRN: CK(cudnnLRNCrossChannelForward(h, lrnd, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t, x, &zero, t, y)); break;
+            case OP_LRN_BWD: CK(cudnnLRNCrossChannelBackward(h, lrnd, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t, y, t, dy, t, x, &zero, t, dx)); break;
+            case OP_DIVN:
+                CK(cudnnDivisiveNormalizationForward(h, lrnd, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, t, x, mu, tmp, tmp, &zero, t, y));
+                break;
+            case OP_DIVN_BWD: /* dx and dMeans: two outputs */
+                CK(cudnnDivisiveNormalizationBackward(h, lrnd, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, t, x, mu, dy, tmp, tmp, &zero, t, dx, y));
+                break;
+            case OP_STF: CK(cudnnSpatialTfSamplerForward(h, std_, &one, t, x, grid, &zero, t, y)); break;
+            default: CK(cudnnSpatialTfSamplerBackward(h, std_, &one, t, x, &zero, t, dx, &one, t, dy, grid, &zero, dgrid)); break;
             }
             const double d = now() - t0;
             if (d < best) best = d;
         }
         printf("  %-34s %9.3f ms %8.2f GB/s\n", names[op], best * 1e3, bytes[op] / best * 1e-9);
     }
+    cudnnDestroyLRNDescriptor(lrnd);
+    cudnnDestroySpatialTransformerDescriptor(std_);
     cudnnDestroyActivationDescriptor(ad);
     cudnnDestroyPoolingDescriptor(pd);
     cudnnDestroyPoolingDescriptor(avgd);
@@ -192,6 +224,6 @@ int main(int argc, char **argv)
     cudnnDestroyTensorDescriptor(tp);
     cudnnDestroyTensorDescriptor(tbn);
     cudnnDestroy(h);
-    free(x), free(y), free(dy), free(dx), free(prm), free(ridx);
+    free(x), free(y), free(dy), free(dx), free(mu), free(tmp), free(prm), free(grid), free(dgrid), free(ridx);
     return 0;
 }
