@@ -531,21 +531,30 @@ INLINE void dn_bwd_body(const dn_par *q, int64_t L, rview x, rview m, rview dy, 
     box_sum(q, L, q->la, tt, rt, &bx);
     if (m.p) box_sum(q, L, q->la, tm, rtm, &bx);
     const double f2 = 2.0 * q->beta * q->c;
+    double *gm = tm; /* spent: dMeans before the blend, so that dx and dMeans may each be x, means or dy itself */
+    if (dm.p)
+        for (int64_t s = 0; s < q->S; s++)
+            for (int64_t l = 0; l < L; l++) {
+                const int64_t f = s * L + l;
+                const double mr = m.p ? (double)m.p[l * m.cs + s * m.ps] - r[l] : 0.0;
+                gm[f] = f2 * tt[f] * (s1[f] - mr * cnt[s]);
+            }
     for (int64_t s = 0; s < q->S; s++)
         for (int64_t l = 0; l < L; l++) {
             const int64_t f = s * L + l;
-            const double xv = x.p[l * x.cs + s * x.ps], mr = m.p ? (double)m.p[l * m.cs + s * m.ps] - r[l] : 0.0;
+            const double xv = x.p[l * x.cs + s * x.ps];
             const double g = (double)dy.p[l * dy.cs + s * dy.ps] * pw[f] - (m.p ? f2 * ((xv - r[l]) * rt[f] - rtm[f]) : f2 * xv * rt[f]);
             const double v = q->a * g;
             float *o = dx.p + l * dx.cs + s * dx.ps;
-            const float ov = (float)(q->b != 0 ? v + q->b * (double)*o : v);
-            if (dm.p) { /* written after every read of the element: dMeans may be x, means or dy itself */
-                const double vm = q->a * (f2 * tt[f] * (s1[f] - mr * cnt[s]));
-                float *om = dm.p + l * dm.cs + s * dm.ps;
-                *om = (float)(q->b != 0 ? vm + q->b * (double)*om : vm);
-            }
-            *o = ov;
+            *o = (float)(q->b != 0 ? v + q->b * (double)*o : v);
         }
+    if (dm.p)
+        for (int64_t s = 0; s < q->S; s++)
+            for (int64_t l = 0; l < L; l++) {
+                const double v = q->a * gm[s * L + l];
+                float *o = dm.p + l * dm.cs + s * dm.ps;
+                *o = (float)(q->b != 0 ? v + q->b * (double)*o : v);
+            }
 }
 
 FDNN_CLONES static void dn_bwd_unit(const dn_par *q, int64_t L, rview x, rview m, rview dy, wview dx, wview dm, const double *cnt, double *ws)
