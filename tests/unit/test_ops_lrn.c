@@ -185,7 +185,8 @@ static cudnnStatus_t fc_bwd(const fc_ctx *c, tt *DX, tt *DM, const void *dy)
 /* The CPU backend's FLOAT fast path (src/cpu/lrn_fast.c). Every tensor NCHW-like or NHWC-like, packed or with gaps,
  * each in its own layout (divisive: dy in x's, dMeans in dx's), 4-D and 5-D, channel counts that are no multiple of
  * 8, n from 1 to 16 (divisive: up to 7 on the threaded sizes, whose general path is O(n^3)), beta 0.75 (its square
- * root form) and others, alpha/beta (beta 0 over NaN), means NULL or given, y = x and dx = dy in place; every
+ * root form) and others, alpha/beta (beta 0 over NaN), means NULL or given, in place y = x, dx = dy and dMeans =
+ * means (or x); every
  * fourth case above the 65536 elements where the fast path goes parallel. Called with FREEDNN_CPU_FAST_PATH=2, so
  * that a call the fast path declines fails; the forward against the reference, the backward (dx, dMeans) against
  * the general path (FREEDNN_CPU_FAST_PATH=0: gathered doubles, itself checked against finite differences above)
@@ -245,18 +246,17 @@ static void fast_case(cudnnHandle_t h, int div, int iter)
     for (int64_t i = 0; i < cnt; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * prior[i] : 0);
     th_compare(what, got, want, (size_t)cnt, 2 * th_tolerance("lrn", CUDNN_DATA_FLOAT));
     if (inplace) tt_fill(h, &X, x, 0);
-    /* backward, fast (dx = dy in place) and general on the same inputs */
+    /* backward, fast (in place: dx = dy, dMeans = means, or x without means) and general on the same inputs */
     fc_ctx c = {h, ld, div, use_means, &X, &Y, &DY, &M, &T, sa, sb};
     prior_fill(p0, cnt, beta);
-    tt *dxf = inplace ? &DY : &DX;
-    if (!inplace) tt_fill(h, &DX, p0, 3);
+    tt *dxf = inplace ? &DY : &DX, *dmf = !inplace ? &DM : use_means ? &M : &X;
+    if (!inplace) tt_fill(h, &DX, p0, 3), tt_fill(h, &DM, p0, 3);
     tt_fill(h, &DXg, inplace ? dy : p0, 3);
-    tt_fill(h, &DM, p0, 3);
-    tt_fill(h, &DMg, p0, 3);
+    tt_fill(h, &DMg, !inplace ? p0 : use_means ? m : x, 3);
     th_cpu_fast_path("0"); /* first: in place, the fast call overwrites dy */
     TH_OK(fc_bwd(&c, &DXg, div ? &DMg : NULL, DY.dev));
     th_cpu_fast_path("2");
-    TH_OK(fc_bwd(&c, dxf, div ? &DM : NULL, DY.dev));
+    TH_OK(fc_bwd(&c, dxf, div ? dmf : NULL, DY.dev));
     th_cpu_fast_path(NULL);
     tt_read(h, dxf, got);
     tt_read(h, &DXg, want);
@@ -264,7 +264,7 @@ static void fast_case(cudnnHandle_t h, int div, int iter)
     snprintf(w2, sizeof w2, "%s: backward dx vs the general path", what);
     th_compare(w2, got, want, (size_t)cnt, 4 * th_tolerance("lrn", CUDNN_DATA_FLOAT));
     if (div) {
-        tt_read(h, &DM, got);
+        tt_read(h, dmf, got);
         tt_read(h, &DMg, want);
         snprintf(w2, sizeof w2, "%s: backward dMeans vs the general path", what);
         th_compare(w2, got, want, (size_t)cnt, 4 * th_tolerance("lrn", CUDNN_DATA_FLOAT));
