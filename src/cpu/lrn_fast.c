@@ -14,7 +14,8 @@
  * where the channels are innermost in x), kept as S x L double arrays: separable box sums, one pass per spatial
  * dim, each output a fresh sum of the n inputs of its window (zero padding, or the clipped window at a row's
  * ends). With means, the window sums of (x - r) and (x - r)^2 (r the unit's mean of x per channel) are expanded
- * around the centre's mean m: sum (x_j - m)^2 = S2 - 2 (m - r) S1 + (m - r)^2 cnt, cnt the window's in-range count.
+ * around the centre's mean m: sum (x_j - m)^2 = S2 - 2 (m - r) S1 + (m - r)^2 cnt, cnt the window's in-range count;
+ * where that may have cancelled (dn_denominator) the sum is taken from the window itself, as the general path does.
  * Tiles and units are split across OpenMP threads; each is computed whole by one thread, so results do not
  * depend on the thread count. An output must not overlap an input unless it is that input (same pointer and
  * view); otherwise, and for other types and strides, the general path runs. */
@@ -326,7 +327,7 @@ int fdnn_cpu_lrn_bwd_f32(const struct cudnnLRNStruct *d, double a, const fdnn_te
 typedef struct {
     int64_t C, S, L, units_per_img; /* L: channels per unit (the last unit of an image may have fewer) */
     int D0, H, W, nd, n, lb, la;    /* D0 = 1 and no window in depth for 4-D */
-    double k, c, beta, a, b;        /* c = lrnAlpha / n^(nd-2) */
+    double k, c, beta, a, b, wsize; /* c = lrnAlpha / wsize, wsize = n^(nd-2) */
 } dn_par;
 
 /* Scratch of a unit's box sums: the sums along W with H padded, and for 5-D those along H with D padded */
@@ -410,22 +411,53 @@ INLINE void unit_load(const dn_par *q, int64_t L, rview x, int means, double *r,
         for (int64_t l = 0; l < L; l++) u[s * L + l] = (double)x.p[l * x.cs + s * x.ps] - r[l];
 }
 
+/* sum_{j in W(s)} (x_j - m_s)^2 for element (s, l) of a unit straight from the window, as the general path
+ * forms it (same order) */
+static double window_sqdev(const dn_par *q, rview x, rview m, int64_t s, int64_t l)
+{
+    const int w = (int)(s % q->W), h = (int)(s / q->W % q->H), d = (int)(s / q->W / q->H), five = q->nd == 5;
+    const double mo = m.p[l * m.cs + s * m.ps];
+    double sum = 0;
+    for (int dd = five ? d - q->lb : d; dd <= (five ? d + q->la : d); dd++)
+        for (int hh = h - q->lb; hh <= h + q->la; hh++)
+            for (int ww = w - q->lb; ww <= w + q->la; ww++) {
+                if (dd < 0 || dd >= q->D0 || hh < 0 || hh >= q->H || ww < 0 || ww >= q->W) continue;
+                const double v = (double)x.p[l * x.cs + (((int64_t)dd * q->H + hh) * q->W + ww) * x.ps] - mo;
+                sum += v * v;
+            }
+    return sum;
+}
+
 /* The unit's D = k + c * sum_{j in W(i)} (x_j - m_i)^2 into d, and the window sums of x - r into s1 when
- * it is not NULL (means given or dMeans wanted), from u = x - r (overwritten) */
-INLINE void dn_denominator(const dn_par *q, int64_t L, rview m, const double *r, const double *cnt, double *u, double *s1, double *d,
+ * it is not NULL (means given or dMeans wanted), from u = x - r (overwritten). With means, where the expanded
+ * sum S2 - 2 (m - r) S1 + (m - r)^2 cnt may have lost more than 1e-9 of D to cancellation (x far from r but
+ * near its mean over the window, k small; the rounding errors are below (cnt + 4) 2^-53 2 (S2 + (m - r)^2 cnt)),
+ * the sum is taken from the window itself */
+INLINE void dn_denominator(const dn_par *q, int64_t L, rview x, rview m, const double *r, const double *cnt, double *u, double *s1, double *d,
                            const dn_box *bx)
 {
     const int64_t len = q->S * L;
     if (s1) box_sum(q, L, q->lb, u, s1, bx);
     for (int64_t f = 0; f < len; f++) u[f] *= u[f];
     box_sum(q, L, q->lb, u, d, bx);
-    if (m.p)
+    if (m.p) {
+        const double gc = fabs(q->c) * (q->wsize + 4.0) * 0x1p-53 * 2.0, keep = 1e-9;
+        int risky = 0;
         for (int64_t s = 0; s < q->S; s++)
             for (int64_t l = 0; l < L; l++) {
                 const int64_t f = s * L + l;
-                const double mr = (double)m.p[l * m.cs + s * m.ps] - r[l];
-                d[f] = d[f] - 2.0 * mr * s1[f] + mr * mr * cnt[s];
+                const double mr = (double)m.p[l * m.cs + s * m.ps] - r[l], s2 = d[f], sum = s2 - 2.0 * mr * s1[f] + mr * mr * cnt[s];
+                u[f] = gc * (s2 + mr * mr * cnt[s]); /* c times the error bound */
+                d[f] = sum;
+                risky |= u[f] > keep * (q->k + q->c * sum);
             }
+        if (risky)
+            for (int64_t s = 0; s < q->S; s++)
+                for (int64_t l = 0; l < L; l++) {
+                    const int64_t f = s * L + l;
+                    if (u[f] > keep * (q->k + q->c * d[f])) d[f] = window_sqdev(q, x, m, s, l);
+                }
+    }
     for (int64_t f = 0; f < len; f++) d[f] = q->k + q->c * d[f];
 }
 
@@ -442,7 +474,8 @@ static dn_par dn_plan(const struct cudnnLRNStruct *d, const fdnn_tensor *xd, con
     q.lb = (q.n - 1) / 2;
     q.la = q.n - 1 - q.lb;
     q.k = d->k;
-    q.c = d->alpha / (q.nd == 5 ? (double)q.n * q.n * q.n : (double)q.n * q.n);
+    q.wsize = q.nd == 5 ? (double)q.n * q.n * q.n : (double)q.n * q.n;
+    q.c = d->alpha / q.wsize;
     q.beta = d->beta;
     q.a = a;
     q.b = b;
@@ -485,7 +518,7 @@ INLINE void dn_fwd_body(const dn_par *q, int64_t L, rview x, rview m, wview y, c
     double *u = ws, *s1 = u + stride, *d = s1 + stride, *r = d + stride;
     const dn_box bx = dn_box_at(q, r + q->L);
     unit_load(q, L, x, m.p != NULL, r, u);
-    dn_denominator(q, L, m, r, cnt, u, m.p ? s1 : NULL, d, &bx);
+    dn_denominator(q, L, x, m, r, cnt, u, m.p ? s1 : NULL, d, &bx);
     double *pw = u;
     neg_pow(d, pw, len, q->beta);
     for (int64_t s = 0; s < q->S; s++)
@@ -518,7 +551,7 @@ INLINE void dn_bwd_body(const dn_par *q, int64_t L, rview x, rview m, rview dy, 
     double *u = ws, *s1 = u + stride, *d = s1 + stride, *tt = d + stride, *tm = tt + stride, *rtm = tm + stride, *r = rtm + stride;
     const dn_box bx = dn_box_at(q, r + q->L);
     unit_load(q, L, x, m.p != NULL, r, u);
-    dn_denominator(q, L, m, r, cnt, u, m.p || dm.p ? s1 : NULL, d, &bx);
+    dn_denominator(q, L, x, m, r, cnt, u, m.p || dm.p ? s1 : NULL, d, &bx);
     double *pw = u;
     neg_pow(d, pw, len, q->beta);
     for (int64_t s = 0; s < q->S; s++)

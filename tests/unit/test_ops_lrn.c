@@ -340,6 +340,48 @@ static void fast_specials(cudnnHandle_t h)
     tt_free(h, &X); tt_free(h, &Y); tt_free(h, &Yg); tt_free(h, &P); tt_free(h, &D);
 }
 
+/* Divisive normalization with means where the fast path's expanded window sums cancel: each plane's upper half
+ * near +off, lower half near -off (so its mean, the fast path's shift, is near 0), means = x, k at its minimum.
+ * Fast vs general, forward and backward, within float precision */
+static void fast_cancellation(cudnnHandle_t h)
+{
+    int dim[4] = {1, 3, 24, 20};
+    tt X, Y, Yg, DX, DXg, DM, DMg;
+    tt *all[7] = {&X, &Y, &Yg, &DX, &DXg, &DM, &DMg};
+    for (int i = 0; i < 7; i++) tt_make(h, all[i], CUDNN_DATA_FLOAT, 4, dim, i == 0 ? OL_NCHW : OL_NHWC);
+    const int64_t cnt = X.n;
+    double *x = dalloc(cnt), *got = dalloc(cnt), *want = dalloc(cnt);
+    const float one = 1, zero = 0;
+    cudnnLRNDescriptor_t ld;
+    TH_OK(cudnnCreateLRNDescriptor(&ld));
+    TH_OK(cudnnSetLRNDescriptor(ld, 5, 1.0, 0.75, CUDNN_LRN_MIN_K));
+    for (int k = 0; k < 3; k++) {
+        const double off = k == 0 ? 1e2 : k == 1 ? 1e3 : 1e4;
+        for (int64_t i = 0; i < cnt; i++) x[i] = (float)((i / dim[3] % dim[2] < dim[2] / 2 ? off : -off) + th_uniform(0, 1e-3));
+        tt_fill(h, &X, x, 0);
+        for (int pass = 0; pass < 2; pass++) {
+            th_cpu_fast_path(pass ? "0" : "2");
+            TH_OK(cudnnDivisiveNormalizationForward(h, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, X.d, X.dev, X.dev, X.dev, X.dev, &zero, pass ? Yg.d : Y.d,
+                                                    pass ? Yg.dev : Y.dev));
+            TH_OK(cudnnDivisiveNormalizationBackward(h, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, X.d, X.dev, X.dev, X.dev, X.dev, X.dev, &zero,
+                                                     DX.d, pass ? DXg.dev : DX.dev, pass ? DMg.dev : DM.dev));
+        }
+        th_cpu_fast_path(NULL);
+        tt *pairs[3][2] = {{&Y, &Yg}, {&DX, &DXg}, {&DM, &DMg}};
+        static const char *names[3] = {"y", "dx", "dMeans"};
+        for (int j = 0; j < 3; j++) {
+            tt_read(h, pairs[j][0], got);
+            tt_read(h, pairs[j][1], want);
+            char what[120];
+            snprintf(what, sizeof what, "DivNorm fast vs general, means = x near +-%g, k %g: %s", off, CUDNN_LRN_MIN_K, names[j]);
+            th_compare(what, got, want, (size_t)cnt, 1e-6);
+        }
+    }
+    cudnnDestroyLRNDescriptor(ld);
+    free(x); free(got); free(want);
+    for (int i = 0; i < 7; i++) tt_free(h, all[i]);
+}
+
 int main(void)
 {
     th_seed(0x124);
@@ -353,6 +395,7 @@ int main(void)
         for (int div = 0; div < 2; div++)
             for (int it = 0; it < 24; it++) fast_case(h, div, it);
         fast_specials(h);
+        fast_cancellation(h);
     }
     cudnnDestroy(h);
     return th_finish();
