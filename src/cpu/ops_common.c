@@ -41,8 +41,7 @@ int fdnn_ops_flat(const fdnn_tensor *a, const fdnn_tensor *b)
 
 int fdnn_ops_apart(const fdnn_tensor *x, const void *px, const fdnn_tensor *y, const void *py)
 {
-    const char *xb = px, *yb = py;
-    return xb + fdnn_tensor_span(x) * (int64_t)fdnn_dtype_size(x->dtype) <= yb || yb + fdnn_tensor_span(y) * (int64_t)fdnn_dtype_size(y->dtype) <= xb;
+    return fdnn_ops_bytes_apart(px, fdnn_tensor_span(x) * (int64_t)fdnn_dtype_size(x->dtype), py, fdnn_tensor_span(y) * (int64_t)fdnn_dtype_size(y->dtype));
 }
 
 int fdnn_ops_ncs(const fdnn_tensor *t, fdnn_ncs *v)

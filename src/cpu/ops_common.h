@@ -48,8 +48,17 @@ int fdnn_ops_flat(const fdnn_tensor *a, const fdnn_tensor *b);
  * stride (NCHW, NHWC, NCDHW, NDHWC, packed or with gaps between images or channels), else 0. */
 typedef struct { int64_t n, c, s, sn, sc, ss; } fdnn_ncs;
 int fdnn_ops_ncs(const fdnn_tensor *t, fdnn_ncs *v);
+/* 1 when the na bytes at a and the nb bytes at b share no byte */
+static inline int fdnn_ops_bytes_apart(const void *a, int64_t na, const void *b, int64_t nb)
+{
+    const char *p = a, *q = b;
+    return p + na <= q || q + nb <= p;
+}
 /* 1 when the memory of tensor x at px and that of tensor y at py share no byte (each from offset 0 to its span) */
 int fdnn_ops_apart(const fdnn_tensor *x, const void *px, const fdnn_tensor *y, const void *py);
+/* The spatial transformer's normalised coordinate of pixel i of n (-1 the first pixel's centre, +1 the last's),
+ * for both CPU paths (spatial_tf_cpu.c, stf_fast.c) */
+static inline double fdnn_stf_coord(int i, int n) { return n > 1 ? -1.0 + 2.0 * i / (n - 1) : 0.0; }
 /* [*lo, *hi): the calling OpenMP thread's contiguous share of n items (all of them outside a parallel region) */
 static inline void fdnn_ops_share(int64_t n, int64_t *lo, int64_t *hi)
 {

@@ -6,9 +6,6 @@
  * (PROPAGATE), a window wholly in padding gives 0, max backward routes dy to the first maximum. */
 #include <math.h>
 #include <stdlib.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "../core/ops_desc.h"
 #include "ops_fast.h"
 
@@ -248,16 +245,8 @@ static inline __attribute__((always_inline)) void fwd_row_w(const pplan *p, cons
  * 200 cycles of a 28-output NCHW row */
 typedef struct { int64_t n, c0, od, oh; } prow;
 
-static void my_rows(int64_t rows, int64_t *k0, int64_t *k1)
-{
-#ifdef _OPENMP
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-    const int64_t t = 0, nt = 1;
-#endif
-    *k0 = rows * t / nt;
-    *k1 = rows * (t + 1) / nt;
-}
+/* the number of output rows (p->cb channels a block) */
+static int64_t row_count(const pplan *p) { return p->n * ((p->c + p->cb - 1) / p->cb) * p->out[0] * p->out[1]; }
 
 static prow row_at(const pplan *p, int64_t k)
 {
@@ -298,11 +287,11 @@ int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
     pplan p;
     make_plan(&p, d, xd, yd);
     p.cb = xd->stride[1] == 1 && yd->stride[1] == 1 ? CB_MAX : 1;
-    const int64_t tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.out[0] * p.out[1];
+    const int64_t tasks = row_count(&p);
 #pragma omp parallel if (tasks * p.out[2] * p.win_sz > 16384)
     {
         int64_t k0, k1;
-        my_rows(tasks, &k0, &k1);
+        fdnn_ops_share(tasks, &k0, &k1);
         if (k0 < k1) fwd_rows(&p, x, y, k0, k1, a, b);
     }
     return 1;
@@ -634,36 +623,26 @@ int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
     const int chan_in = xd->stride[1] == 1 && dyd->stride[1] == 1 && dxd->stride[1] == 1;
     if (p.str[0] >= p.win[0] && p.str[1] >= p.win[1] && p.str[2] >= p.win[2] && (chan_in || (p.xs.w == 1 && p.dxs.w == 1))) {
         p.cb = chan_in ? CB_MAX : 1;
-        const int64_t tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.out[0] * p.out[1];
+        const int64_t tasks = row_count(&p);
 #pragma omp parallel if (tasks * p.out[2] * p.win_sz > 16384)
         {
             int64_t k0, k1;
-            my_rows(tasks, &k0, &k1);
+            fdnn_ops_share(tasks, &k0, &k1);
             if (k0 < k1) bwd_direct_rows(&p, x, dy, dx, k0, k1, a, b);
         }
         return 1;
     }
     /* blocks of 16 channels keep the per-thread gradient of a 56 x 56 image in L2 */
-    p.cb = xd->stride[1] == 1 && dyd->stride[1] == 1 && dxd->stride[1] == 1 ? 16 : 1;
+    p.cb = chan_in ? 16 : 1;
     const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], tasks = p.n * ((p.c + p.cb - 1) / p.cb);
-#ifdef _OPENMP
-    const int nt = omp_get_max_threads();
-#else
-    const int nt = 1;
-#endif
-    double *g = malloc(sizeof(double) * (size_t)(in_sz * p.cb) * (size_t)nt); /* a gradient block per thread */
+    double *g = malloc(sizeof(double) * (size_t)(in_sz * p.cb) * (size_t)fdnn_ops_max_threads()); /* a gradient block per thread */
     if (!g) {
         *alloc_failed = 1;
         return 1;
     }
 #pragma omp parallel for schedule(static) if (tasks * in_sz > 16384)
     for (int64_t k = 0; k < tasks; k++) {
-#ifdef _OPENMP
-        double *mine = g + (size_t)omp_get_thread_num() * (size_t)(in_sz * p.cb);
-#else
-        double *mine = g;
-#endif
-        bwd_task(&p, x, dy, dx, mine, k, a, b);
+        bwd_task(&p, x, dy, dx, g + (size_t)fdnn_ops_thread() * (size_t)(in_sz * p.cb), k, a, b);
     }
     free(g);
     return 1;

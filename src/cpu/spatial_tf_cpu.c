@@ -8,8 +8,6 @@
 #include "../core/norm_desc.h"
 #include "ops_common.h"
 
-static double lin(int i, int n) { return n > 1 ? -1.0 + 2.0 * i / (n - 1) : 0.0; }
-
 void fdnn_cpu_stf_grid_fwd(const struct cudnnSpatialTransformerStruct *st, const void *theta, void *grid)
 {
     int N = st->dim[0], H = st->dim[2], W = st->dim[3];
@@ -19,7 +17,7 @@ void fdnn_cpu_stf_grid_fwd(const struct cudnnSpatialTransformerStruct *st, const
         for (int k = 0; k < 6; k++) th[k] = fdnn_load(theta, t, 6 * (int64_t)n + k);
         for (int h = 0; h < H; h++)
             for (int w = 0; w < W; w++) {
-                double xs = lin(w, W), ys = lin(h, H);
+                double xs = fdnn_stf_coord(w, W), ys = fdnn_stf_coord(h, H);
                 int64_t o = (((int64_t)n * H + h) * W + w) * 2;
                 fdnn_store(grid, t, o, th[0] * xs + th[1] * ys + th[2]);
                 fdnn_store(grid, t, o + 1, th[3] * xs + th[4] * ys + th[5]);
@@ -35,7 +33,7 @@ void fdnn_cpu_stf_grid_bwd(const struct cudnnSpatialTransformerStruct *st, const
         double d[6] = {0, 0, 0, 0, 0, 0};
         for (int h = 0; h < H; h++)
             for (int w = 0; w < W; w++) {
-                double xs = lin(w, W), ys = lin(h, H);
+                double xs = fdnn_stf_coord(w, W), ys = fdnn_stf_coord(h, H);
                 int64_t o = (((int64_t)n * H + h) * W + w) * 2;
                 double gx = fdnn_load(dgrid, t, o), gy = fdnn_load(dgrid, t, o + 1);
                 d[0] += gx * xs, d[1] += gx * ys, d[2] += gx;

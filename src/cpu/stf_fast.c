@@ -21,15 +21,12 @@ enum {
     DX_LANES = 8       /* backward: channels per dx block */
 };
 
-/* the normalised coordinate of pixel i of n (-1 the first pixel's centre, +1 the last's) */
-static inline double lin(int i, int n) { return n > 1 ? -1.0 + 2.0 * i / (n - 1) : 0.0; }
-
 /* ------------------------------------------------------------ grid generator */
 
 FDNN_CLONES static void grid_row(const double *th, double ys, int W, float *g)
 {
     for (int w = 0; w < W; w++) {
-        const double xs = lin(w, W);
+        const double xs = fdnn_stf_coord(w, W);
         g[2 * w] = (float)(th[0] * xs + th[1] * ys + th[2]);
         g[2 * w + 1] = (float)(th[3] * xs + th[4] * ys + th[5]);
     }
@@ -43,7 +40,7 @@ int fdnn_cpu_stf_grid_fwd_f32(const struct cudnnSpatialTransformerStruct *st, co
     for (int64_t r = 0; r < (int64_t)N * H; r++) {
         const float *t = (const float *)theta + 6 * (r / H);
         const double th[6] = {t[0], t[1], t[2], t[3], t[4], t[5]};
-        grid_row(th, lin((int)(r % H), H), W, (float *)grid + r * W * 2);
+        grid_row(th, fdnn_stf_coord((int)(r % H), H), W, (float *)grid + r * W * 2);
     }
     return 1;
 }
@@ -53,11 +50,11 @@ FDNN_CLONES static void grid_bwd_img(int H, int W, const float *dg, double *d)
 {
     double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
     for (int h = 0; h < H; h++) {
-        const double ys = lin(h, H);
+        const double ys = fdnn_stf_coord(h, H);
         const float *g = dg + (int64_t)h * W * 2;
 #pragma omp simd reduction(+ : a0, a1, a2, a3, a4, a5)
         for (int w = 0; w < W; w++) {
-            const double xs = lin(w, W), gx = g[2 * w], gy = g[2 * w + 1];
+            const double xs = fdnn_stf_coord(w, W), gx = g[2 * w], gy = g[2 * w + 1];
             a0 += gx * xs, a1 += gx * ys, a2 += gx;
             a3 += gy * xs, a4 += gy * ys, a5 += gy;
         }
@@ -185,13 +182,6 @@ FDNN_CLONES static void sample_row(const corners *kk, int64_t i0, int Wo, int64_
             for (int w = 0; w < Wo; w++) blend_store(y + c * yv->sc + w * yv->ss, bilinear(&k, w, x + c * xv->sc), a, b);
 }
 
-/* 1 when the na bytes at a and the nb bytes at b do not overlap */
-static int bytes_apart(const void *a, int64_t na, const void *b, int64_t nb)
-{
-    const char *p = a, *q = b;
-    return p + na <= q || q + nb <= p;
-}
-
 int fdnn_cpu_stf_sampler_fwd_f32(const struct cudnnSpatialTransformerStruct *st, double a, const fdnn_tensor *xd, const void *x, const void *grid,
                                  double b, const fdnn_tensor *yd, void *y)
 {
@@ -200,7 +190,7 @@ int fdnn_cpu_stf_sampler_fwd_f32(const struct cudnnSpatialTransformerStruct *st,
     const int N = yd->dim[0], Ho = yd->dim[2], Wo = yd->dim[3], Hi = xd->dim[2], Wi = xd->dim[3];
     if (!offsets_fit(Hi, Wi, xv.ss)) return 0;
     const int64_t C = yd->dim[1], per = corner_slots(Wo);
-    if (!bytes_apart(y, fdnn_tensor_span(yd) * 4, grid, (int64_t)N * Ho * Wo * 8)) return 0;
+    if (!fdnn_ops_bytes_apart(y, fdnn_tensor_span(yd) * 4, grid, (int64_t)N * Ho * Wo * 8)) return 0;
     double *ws = malloc(sizeof(double) * (size_t)(per * fdnn_ops_max_threads()));
     if (!ws) return 0;
 #pragma omp parallel for schedule(static) if ((int64_t)N * C * Ho * Wo > PAR_ELEMS)
@@ -295,8 +285,8 @@ int fdnn_cpu_stf_sampler_bwd_f32(const struct cudnnSpatialTransformerStruct *st,
     const void *in[3] = {x, dy, grid};
     const int64_t inb[3] = {fdnn_tensor_span(xd) * 4, fdnn_tensor_span(dyd) * 4, gbytes}, dxb = fdnn_tensor_span(dxd) * 4;
     for (int i = 0; i < 3; i++)
-        if (!bytes_apart(dx, dxb, in[i], inb[i]) || !bytes_apart(dgrid, gbytes, in[i], inb[i])) return 0;
-    if (!bytes_apart(dx, dxb, dgrid, gbytes)) return 0;
+        if (!fdnn_ops_bytes_apart(dx, dxb, in[i], inb[i]) || !fdnn_ops_bytes_apart(dgrid, gbytes, in[i], inb[i])) return 0;
+    if (!fdnn_ops_bytes_apart(dx, dxb, dgrid, gbytes)) return 0;
     const int64_t L = C < DX_LANES ? C : DX_LANES, blocks = (C + L - 1) / L;
     const int64_t per = 2 * (int64_t)Wo + (int64_t)Hi * Wi * L; /* a thread's: dgrid sums, a dx block */
     double *ws = malloc(sizeof(double) * (size_t)(corner_slots(np) + per * fdnn_ops_max_threads()));
