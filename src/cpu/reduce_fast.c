@@ -164,6 +164,34 @@ INLINE void rd_cols(int op, int prop, const float *p, int64_t w, int64_t r, doub
     for (int64_t k = 0; k < w; k++) rd_upd(op, prop, &s[k], &b[k], p[k], r);
 }
 
+/* MIN / MAX / AMAX of w outputs side by side over n (2 <= n < 2^31) reduced elements, element i of output k at
+ * p[i*as + k] with flattened index r0 + i*is: each output keeps its first extreme in float (the elements are
+ * visited in order, so a strictly better value alone replaces it), merged into (s, b) as the later part of the
+ * reduction. 0, with (s, b) untouched, when an element is NaN or +-inf (the caller walks them exactly). */
+INLINE int rd_cols_arg(int op, int prop, const float *p, int64_t as, int64_t n, int64_t w, int64_t r0, int64_t is, double *restrict s,
+                       int64_t *restrict b)
+{
+    float m[RD_COLS], ck[RD_COLS];
+    int32_t ix[RD_COLS];
+    for (int64_t k = 0; k < w; k++) m[k] = op == R_AMAX ? fabsf(p[k]) : p[k], ix[k] = 0, ck[k] = p[k] * 0.f;
+    for (int32_t i = 1; i < n; i++) {
+        const float *q = p + i * as;
+#pragma omp simd
+        for (int64_t k = 0; k < w; k++) {
+            const float x = op == R_AMAX ? fabsf(q[k]) : q[k];
+            const int32_t take = -(int32_t)(op == R_MIN ? x < m[k] : x > m[k]); /* a select, not a masked store */
+            m[k] = (op == R_MIN ? x < m[k] : x > m[k]) ? x : m[k];
+            ix[k] = (i & take) | (ix[k] & ~take);
+            ck[k] += x * 0.f;
+        }
+    }
+    float c = 0.f;
+    for (int64_t k = 0; k < w; k++) c += ck[k];
+    if (c != 0.f) return 0;
+    for (int64_t k = 0; k < w; k++) rd_merge(op, prop, &s[k], &b[k], (double)m[k], r0 + (int64_t)ix[k] * is);
+    return 1;
+}
+
 /* The reduced elements of the outputs at A offset base, the outermost reduced run limited to [lo, hi), in
  * flattened-index order: rows along the innermost run, or (col) w outputs per element */
 INLINE void rd_walk(const rd_plan *p, int op, int prop, int64_t base, int64_t lo, int64_t hi, int64_t w, double *s, int64_t *b)
@@ -178,7 +206,10 @@ INLINE void rd_walk(const rd_plan *p, int op, int prop, int64_t base, int64_t lo
         int64_t off = base, r0 = 0;
         for (int j = 1; j < nr; j++) off += ix[j] * R[j].as, r0 += ix[j] * R[j].is;
         if (p->col) {
-            for (int64_t i = st[0]; i < en[0]; i++) rd_cols(op, prop, p->a + off + i * R[0].as, w, r0 + i * R[0].is, s, b);
+            const int64_t n = en[0] - st[0];
+            if (!is_arg(op) || n < 2 || n >= INT32_MAX ||
+                !rd_cols_arg(op, prop, p->a + off + st[0] * R[0].as, R[0].as, n, w, r0 + st[0] * R[0].is, R[0].is, s, b))
+                for (int64_t i = st[0]; i < en[0]; i++) rd_cols(op, prop, p->a + off + i * R[0].as, w, r0 + i * R[0].is, s, b);
         } else if (R[0].as == 1) { /* contiguous rows spelled out so that they vectorize */
             rd_row(op, prop, p->a + off + st[0], 1, en[0] - st[0], r0 + st[0], s, b);
         } else {

@@ -200,11 +200,15 @@ static void big_case(cudnnHandle_t h)
  * extreme wins) with NaN/+-inf planted (nan_mode 1), most elements NaN (2, all-NaN groups under both NaN options),
  * FLATTENED indices, beta == 0 over a NaN prior and beta != 0. Inputs are float-exact, so the double reference
  * differs only by summation order. */
-static void fast_case(cudnnHandle_t h, int op, int iter)
+static void fast_case(cudnnHandle_t h, int op, int iter, const int *nhwc_dims)
 {
     int adim[8], cdim[8];
-    const int nd = fast_dims(iter, adim), pat = th_randint(0, 4), la = th_randint(0, 1), lc = th_randint(0, 1);
-    const int prop = th_randint(0, 1), nan_mode = iter % 3, with_idx = op == RR_MIN || op == RR_MAX || op == RR_AMAX;
+    int nd = fast_dims(iter, adim), pat = th_randint(0, 4), la = th_randint(0, 1), nan_mode = iter % 3;
+    const int lc = th_randint(0, 1), prop = th_randint(0, 1), with_idx = op == RR_MIN || op == RR_MAX || op == RR_AMAX;
+    if (nhwc_dims) { /* NHWC A reduced to NxCx1x1 without NaN or inf: C innermost, outputs side by side */
+        nd = 4, pat = 0, la = 1, nan_mode = 0;
+        for (int i = 0; i < 4; i++) adim[i] = nhwc_dims[i];
+    }
     for (int i = 0; i < nd; i++) {
         int keep = pat == 0 ? i < 2 : pat == 1 ? i == 1 : pat == 2 ? 0 : th_randint(0, 1);
         cdim[i] = keep ? adim[i] : 1;
@@ -282,7 +286,12 @@ int main(void)
         for (int op = 0; op <= RR_MUL_NO_ZEROS; op++)
             for (int it = 0; it < 6; it++) one_case(h, &rcombos[c], op, it);
     for (int op = 0; op <= RR_MUL_NO_ZEROS; op++)
-        for (int it = 0; it < 12; it++) fast_case(h, op, it);
+        for (int it = 0; it < 12; it++) fast_case(h, op, it, NULL);
+    /* MIN/MAX/AMAX over long reduced runs with C innermost (src/cpu/reduce_fast.c rd_cols_arg): 3000 elements a
+     * column, more than 256 columns (a block and a tail), one image with few columns (split into pieces) */
+    static const int col_dims[4][4] = {{2, 37, 50, 60}, {1, 300, 24, 25}, {3, 8, 61, 59}, {1, 5, 200, 210}};
+    for (int op = RR_MIN; op <= RR_AMAX; op++)
+        for (int k = 0; k < 4; k++) fast_case(h, op, k, col_dims[k]);
     desc_and_errors(h);
     big_case(h);
     cudnnDestroy(h);
