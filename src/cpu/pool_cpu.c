@@ -637,14 +637,14 @@ FDNN_CLONES static void bwd_direct_rows(const pplan *p, const float *x, const fl
 }
 
 /* Backward where windows overlap (stride < window in some dim), also without the gradient buffer. The dx rows
- * k = ((n * channel blocks + block) * in[0] + id) * in[1] + ih are shared among the threads as contiguous runs
- * (fdnn_ops_share); a thread computes each dx element of its rows once, as the sum in double of the gradients of
+ * k = ((n * channel blocks + block) * in[0] + id) * in[1] + ih are cut into runs (whole planes where there are
+ * enough) that the threads take as they come; a thread computes each dx element of its rows once, as the sum in double of the gradients of
  * the windows that cover it in raster order (od, oh, ow) -- the order the gradient buffer summed them in, so the
  * same doubles, rounded once, for any thread count. An output row is routed (ov_route: route_w / route_c, the
  * gradients as doubles) into a slot of a small per-thread cache keyed by its row number, slot (od % rd) * rh +
  * oh % rh with rd, rh the most output rows covering one input row along D, H: the rows covering one dx row have
- * distinct slots, and a thread sweeping its rows routes each output row once in 2-D (output rows at the edge of
- * two threads' runs are routed by both, each keeping its own dx rows; in 3-D once for each input plane it
+ * distinct slots, and a thread sweeping a run routes each output row once in 2-D (output rows at the edge of
+ * two runs are routed for both, each keeping its own dx rows; in 3-D once for each input plane it
  * covers). Channels innermost (NHWC): each dx pixel gathers its windows' gradients over the channel block. One
  * channel, contiguous rows (NCHW): the row is summed in str phases (column u = iw + pad = q * str + r in phase r
  * at q), each window column kw = r + str * j adding output o's gradient at q = o + j, for j descending (o
@@ -960,12 +960,14 @@ int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
             *alloc_failed = 1;
             return 1;
         }
-#pragma omp parallel if (tasks * p.in[2] * p.win_sz > 16384)
-        {
-            int64_t k0, k1;
-            fdnn_ops_share(tasks, &k0, &k1);
-            if (k0 < k1) bwd_overlap_rows(&p, x, dy, dx, k0, k1, a, b, ov_carve(&p, rd * rh, m + (size_t)fdnn_ops_thread() * (size_t)per), rd, rh);
-        }
+        /* runs of whole planes where there are enough of them for 8 per thread, else shorter: taken as they come
+         * (a thread slowed by another job takes fewer), which changes nothing in the results */
+        const int64_t plane = p.in[0] * p.in[1], want = tasks / (8 * (int64_t)fdnn_ops_max_threads());
+        const int64_t run = want >= plane ? plane : want > 1 ? want : 1, runs = (tasks + run - 1) / run;
+#pragma omp parallel for schedule(dynamic, 1) if (tasks * p.in[2] * p.win_sz > 16384)
+        for (int64_t j = 0; j < runs; j++)
+            bwd_overlap_rows(&p, x, dy, dx, j * run, j + 1 < runs ? (j + 1) * run : tasks, a, b,
+                             ov_carve(&p, rd * rh, m + (size_t)fdnn_ops_thread() * (size_t)per), rd, rh);
         free(m);
         return 1;
     }
