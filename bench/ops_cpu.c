@@ -4,7 +4,8 @@
  * minimum over repeated calls with the benchmark's OpenMP threads, printed as ms and as GB/s of the bytes
  * the op must move at least (each tensor read or written once). Compare with `cpu_mem_floor B B` (B = the
  * tensor's bytes): a copy of the same size.
- *   ops_cpu [N [C [H [W [reps [nchw|nhwc]]]]]]   (default 8 64 56 56, 30 repetitions, nchw) */
+ *   ops_cpu [N [C [H [W [reps [nchw|nhwc [FILTER]]]]]]]   (default 8 64 56 56, 30 repetitions, nchw; FILTER: only the
+ *   ops whose name contains it, e.g. pooling) */
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ static double now(void)
         }                                                                                                                        \
     } while (0)
 
-enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_BN_TRAIN, OP_BN_BWD,
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
        OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET,
        OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_LRN, OP_LRN_BWD, OP_DIVN, OP_DIVN_BWD, OP_STF, OP_STF_BWD, OP_COUNT };
 
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
               W = argc > 4 ? atoi(argv[4]) : 56, reps = argc > 5 ? atoi(argv[5]) : 30;
     const int nhwc = argc > 6 && strcmp(argv[6], "nhwc") == 0;
     if (N < 1 || C < 1 || H < 2 || W < 2 || reps < 1 || (argc > 6 && !nhwc && strcmp(argv[6], "nchw") != 0)) {
-        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps [nchw|nhwc]]]]]] (H, W >= 2)\n");
+        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps [nchw|nhwc [FILTER]]]]]]] (H, W >= 2)\n");
         return 2;
     }
     const size_t n = (size_t)N * C * H * W;
@@ -82,6 +83,9 @@ int main(int argc, char **argv)
     CK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2));
     CK(cudnnCreatePoolingDescriptor(&avgd)); /* ResNet's 3x3/2 pad 1 window shape, averaged */
     CK(cudnnSetPooling2dDescriptor(avgd, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
+    cudnnPoolingDescriptor_t maxd3; /* the same window, max (overlapping windows backward) */
+    CK(cudnnCreatePoolingDescriptor(&maxd3));
+    CK(cudnnSetPooling2dDescriptor(maxd3, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
     cudnnTensorDescriptor_t ta, tother; /* tother: the same tensor in the other layout (NHWC for NCHW and back) */
     CK(cudnnCreateTensorDescriptor(&ta));
     CK(cudnnSetTensor4dDescriptor(ta, fmt, CUDNN_DATA_FLOAT, N, C, (H - 1) / 2 + 1, (W - 1) / 2 + 1));
@@ -124,6 +128,8 @@ int main(int argc, char **argv)
                                    "max pooling fwd 2x2/2",
                                    "max pooling bwd 2x2/2",
                                    "avg pooling fwd 3x3/2 pad 1",
+                                   "max pooling bwd 3x3/2 pad 1",
+                                   "avg pooling bwd 3x3/2 pad 1",
                                    "bn fwd training (SPATIAL)",
                                    "bn bwd (SPATIAL, saved stats)",
                                    "add tensor (bias 1xCx1x1)",
@@ -145,7 +151,7 @@ int main(int argc, char **argv)
                                    "spatial tf sampler fwd",
                                    "spatial tf sampler bwd"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
-    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
                                     2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb,
                                     2 * tb, 3 * tb, 3 * tb, 5 * tb, 2 * tb, 3 * tb};
 #ifdef _OPENMP
@@ -157,6 +163,7 @@ int main(int argc, char **argv)
            reps);
     const float one = 1.f, zero = 0.f;
     for (int op = 0; op < OP_COUNT; op++) {
+        if (argc > 7 && !strstr(names[op], argv[7])) continue;
         double best = 1e30;
         for (int r = 0; r < reps; r++) {
             const double t0 = now();
@@ -171,6 +178,8 @@ int main(int argc, char **argv)
             case OP_POOL: CK(cudnnPoolingForward(h, pd, &one, t, x, &zero, tp, y)); break;
             case OP_POOL_BWD: CK(cudnnPoolingBackward(h, pd, &one, tp, y, tp, dy, t, x, &zero, t, dx)); break;
             case OP_AVG: CK(cudnnPoolingForward(h, avgd, &one, t, x, &zero, ta, y)); break;
+            case OP_MAX3_BWD: CK(cudnnPoolingBackward(h, maxd3, &one, ta, y, ta, dy, t, x, &zero, t, dx)); break;
+            case OP_AVG_BWD: CK(cudnnPoolingBackward(h, avgd, &one, ta, y, ta, dy, t, x, &zero, t, dx)); break;
             case OP_BN_TRAIN:
                 CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, t, x, t, y, tbn, scale, bias, 0.1, rmean, rvar,
                                                           1e-5, smean, sinv));
@@ -212,6 +221,7 @@ int main(int argc, char **argv)
     cudnnDestroyActivationDescriptor(ad);
     cudnnDestroyPoolingDescriptor(pd);
     cudnnDestroyPoolingDescriptor(avgd);
+    cudnnDestroyPoolingDescriptor(maxd3);
     cudnnDestroyOpTensorDescriptor(oadd);
     cudnnDestroyOpTensorDescriptor(omul);
     cudnnDestroyReduceTensorDescriptor(radd);

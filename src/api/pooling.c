@@ -365,8 +365,10 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle,
 #endif
     }
     int alloc_failed;
-    if (fdnn_cpu_pool_bwd_f32(poolingDesc, a, dyDesc, dy, xDesc, x, b, dxDesc, dx, &alloc_failed))
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_pool_bwd_f32(poolingDesc, a, dyDesc, dy, xDesc, x, b, dxDesc, dx, fast == 2, &alloc_failed))
         return alloc_failed ? FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory") : CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     pgeom g;
     make_geom(&g, poolingDesc, xDesc, yDesc);
     int64_t planes = (int64_t)xDesc->dim[0] * xDesc->dim[1];

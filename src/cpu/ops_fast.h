@@ -20,12 +20,13 @@ int fdnn_cpu_softmax_bwd_f32(int algo, int mode, double a, const fdnn_tensor *yd
                              double b, const fdnn_tensor *dxd, void *dx);
 
 /* pooling (src/cpu/pool_cpu.c): FLOAT tensors of any strides whose rank matches the descriptor. Backward
- * sets *alloc_failed (and returns 1, dx untouched) when its per-thread gradient buffer cannot be had. */
+ * sets *alloc_failed (and returns 1, dx untouched) when its per-thread scratch or gradient buffer cannot be had;
+ * direct_only: return 0 where only the gradient-buffer path would take the tensors (FREEDNN_CPU_FAST_PATH=2). */
 struct cudnnPoolingStruct;
 int fdnn_cpu_pool_fwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd,
                           void *y);
 int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
-                          const void *x, double b, const fdnn_tensor *dxd, void *dx, int *alloc_failed);
+                          const void *x, double b, const fdnn_tensor *dxd, void *dx, int direct_only, int *alloc_failed);
 
 /* whole-tensor ops (src/cpu/tensor_fast.c) on FLOAT tensors. fdnn_cpu_op_f32: c = op(a1*a, a2*b) + beta*c (c not
  * read when beta == 0), op a cudnnOpTensorOp_t as cudnnOpTensor computes it or FDNN_OP_COPY (c = a1*a + beta*c,
@@ -70,7 +71,8 @@ int fdnn_cpu_stf_sampler_bwd_f32(const struct cudnnSpatialTransformerStruct *st,
                                  const fdnn_tensor *dxd, void *dx, double a_dg, const fdnn_tensor *dyd, const void *dy, const void *grid,
                                  double b_dg, void *dgrid);
 
-/* FREEDNN_CPU_FAST_PATH, read at every call by the LRN, divisive-normalization and spatial-transformer APIs: 0
+/* FREEDNN_CPU_FAST_PATH, read at every call by the LRN, divisive-normalization, spatial-transformer and pooling
+ * backward APIs: 0
  * turns their FLOAT fast paths off (the general path runs), 2 makes them required (a call they do not take
  * fails with CUDNN_STATUS_NOT_SUPPORTED, so that a test can tell which path ran); unset or anything else: on.
  * fdnn_ops_fast_missed(mode) is the status after a fast path declined: that failure under 2, else SUCCESS. */

@@ -6,6 +6,7 @@
  * (PROPAGATE), a window wholly in padding gives 0, max backward routes dy to the first maximum. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../core/ops_desc.h"
 #include "ops_fast.h"
 
@@ -407,8 +408,51 @@ static inline int32_t tap_of(const pplan *p, int64_t at, int64_t bd, int64_t bh,
     return (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * p->win[2] + (iw - bw));
 }
 
-/* one channel whose x and dx rows are contiguous (NCHW): phase 1 runs along the row, one tap at a time over
- * the outputs (input stride str between them, a constant for the vectorizer where it is 2) */
+/* The routed taps of outputs [o0, o1) of one row (input rows [d0,d1) x [h0,h1), the windows' unclamped corner at
+ * (bd, bh) in D, H) of one channel whose x rows are contiguous (NCHW) into best[0, o1 - o0) (-1: no tap), acc and
+ * chk scratch of as many: the first maximum in window order, one tap at a time over the outputs (input stride str
+ * between them, a constant for the vectorizer where it is 2), then max_exact for the windows with a NaN or +-inf
+ * tap or nothing above -inf. Shared by both direct backward paths. */
+static inline __attribute__((always_inline)) void route_w(const pplan *p, const float *xb, int64_t d0, int64_t d1, int64_t h0, int64_t h1,
+                                                          int64_t bd, int64_t bh, int64_t o0, int64_t o1, int64_t str, float *acc, float *chk,
+                                                          int32_t *best)
+{
+    const int64_t pad = p->pad[2], win = p->win[2], in = p->in[2];
+    for (int64_t o = 0; o < o1 - o0; o++) acc[o] = -INFINITY, chk[o] = 0.f, best[o] = -1;
+    for (int64_t id = d0; id < d1; id++)
+        for (int64_t ih = h0; ih < h1; ih++) {
+            const float *xr = xb + id * p->xs.d + ih * p->xs.h;
+            for (int64_t kw = 0; kw < win; kw++) {
+                int64_t oa, ob;
+                if (!tap_outputs(pad, kw, str, in, o0, o1, &oa, &ob)) continue;
+                const float *xs = xr + oa * str - pad + kw;
+                float *ac = acc + (oa - o0), *ck = chk + (oa - o0);
+                int32_t *bt = best + (oa - o0);
+                const int32_t t = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win + kw);
+                for (int64_t o = 0; o < ob - oa; o++) { /* selects as bit operations: GCC makes a
+                                                           * conditional store a masked store, slow on AMD */
+                    const int32_t take = -(int32_t)(xs[o * str] > ac[o]);
+                    ac[o] = xs[o * str] > ac[o] ? xs[o * str] : ac[o];
+                    bt[o] = (t & take) | (bt[o] & ~take);
+                    ck[o] += xs[o * str] * 0.f;
+                }
+            }
+        }
+    int odd = 0;
+    for (int64_t o = 0; o < o1 - o0; o++) odd |= chk[o] != 0.f || best[o] < 0;
+    for (int64_t ow = o0; ow < o1 && odd; ow++) {
+        const int64_t o = ow - o0;
+        if (chk[o] != 0.f || best[o] < 0) {
+            int64_t w0, w1, at;
+            taps(p, 2, ow, &w0, &w1);
+            if ((d1 - d0) * (h1 - h0) * (w1 - w0) == 0) continue;
+            max_exact(p, xb, d0, d1, h0, h1, w0, w1, &at);
+            best[o] = tap_of(p, at, bd, bh, ow * str - pad);
+        }
+    }
+}
+
+/* one channel whose x and dx rows are contiguous (NCHW): phase 1 is route_w */
 static inline __attribute__((always_inline)) void bwd_direct_w(const pplan *p, const float *x, const float *dy, float *dx, int64_t n, int64_t c,
                                                                int64_t od, int64_t oh, float af, float bf, int b0, int64_t str)
 {
@@ -418,50 +462,19 @@ static inline __attribute__((always_inline)) void bwd_direct_w(const pplan *p, c
     taps(p, 0, od, &d0, &d1);
     taps(p, 1, oh, &h0, &h1);
     const int64_t bd = od * p->str[0] - p->pad[0], bh = oh * p->str[1] - p->pad[1];
-    const int64_t pad = p->pad[2], win = p->win[2], in = p->in[2];
+    const int64_t pad = p->pad[2], win = p->win[2];
     const float *xb = x + n * p->xs.n + c * p->xs.c;
     const float *dyr = dy + n * p->ys.n + c * p->ys.c + od * p->ys.d + oh * p->ys.h;
     float *dxb = dx + n * p->dxs.n + c * p->dxs.c;
     for (int64_t o0 = 0; o0 < p->out[2]; o0 += DB) {
         const int64_t o1 = p->out[2] - o0 < DB ? p->out[2] : o0 + DB;
         if (p->is_max) {
-            for (int64_t o = 0; o < o1 - o0; o++) acc[o] = -INFINITY, chk[o] = 0.f, best[o] = -1;
-            for (int64_t id = d0; id < d1; id++)
-                for (int64_t ih = h0; ih < h1; ih++) {
-                    const float *xr = xb + id * p->xs.d + ih * p->xs.h;
-                    for (int64_t kw = 0; kw < win; kw++) {
-                        int64_t oa, ob;
-                        if (!tap_outputs(pad, kw, str, in, o0, o1, &oa, &ob)) continue;
-                        const float *xs = xr + oa * str - pad + kw;
-                        float *ac = acc + (oa - o0), *ck = chk + (oa - o0);
-                        int32_t *bt = best + (oa - o0);
-                        const int32_t t = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win + kw);
-                        for (int64_t o = 0; o < ob - oa; o++) { /* selects as bit operations: GCC makes a
-                                                                   * conditional store a masked store, slow on AMD */
-                            const int32_t take = -(int32_t)(xs[o * str] > ac[o]);
-                            ac[o] = xs[o * str] > ac[o] ? xs[o * str] : ac[o];
-                            bt[o] = (t & take) | (bt[o] & ~take);
-                            ck[o] += xs[o * str] * 0.f;
-                        }
-                    }
-                }
+            route_w(p, xb, d0, d1, h0, h1, bd, bh, o0, o1, str, acc, chk, best);
             const int64_t ys = p->ys.w, m = o1 - o0;
-            int odd = 0;
             if (ys == 1)
                 for (int64_t o = 0; o < m; o++) g[o] = dyr[o0 + o];
             else
                 for (int64_t o = 0; o < m; o++) g[o] = dyr[(o0 + o) * ys];
-            for (int64_t o = 0; o < m; o++) odd |= chk[o] != 0.f || best[o] < 0;
-            for (int64_t ow = o0; ow < o1 && odd; ow++) {
-                const int64_t o = ow - o0;
-                if (chk[o] != 0.f || best[o] < 0) {
-                    int64_t w0, w1, at;
-                    taps(p, 2, ow, &w0, &w1);
-                    if ((d1 - d0) * (h1 - h0) * (w1 - w0) == 0) continue;
-                    max_exact(p, xb, d0, d1, h0, h1, w0, w1, &at);
-                    best[o] = tap_of(p, at, bd, bh, ow * str - pad);
-                }
-            }
         } else
             for (int64_t ow = o0; ow < o1; ow++) {
                 int64_t w0, w1;
@@ -518,6 +531,35 @@ static inline __attribute__((always_inline)) void bwd_direct_w(const pplan *p, c
     }
 }
 
+/* The routed taps of one window (taps [d0,d1) x [h0,h1) x [w0,w1), unclamped corner (bd, bh, bw)) of cb channels
+ * innermost in x (NHWC, NDHWC) into bt[0, cb) (-1: no tap), ac and ck scratch of as many: route_w's rule over
+ * the channels. Shared by both direct backward paths. */
+static inline __attribute__((always_inline)) void route_c(const pplan *p, const float *xb, int64_t d0, int64_t d1, int64_t h0, int64_t h1,
+                                                          int64_t w0, int64_t w1, int64_t bd, int64_t bh, int64_t bw, int64_t cb, float *ac,
+                                                          float *ck, int32_t *bt)
+{
+    for (int64_t c = 0; c < cb; c++) ac[c] = -INFINITY, ck[c] = 0.f, bt[c] = -1;
+    for (int64_t id = d0; id < d1; id++)
+        for (int64_t ih = h0; ih < h1; ih++)
+            for (int64_t iw = w0; iw < w1; iw++) {
+                const float *xp = xb + id * p->xs.d + ih * p->xs.h + iw * p->xs.w;
+                const int32_t t = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * p->win[2] + (iw - bw));
+                for (int64_t c = 0; c < cb; c++) {
+                    const int32_t take = -(int32_t)(xp[c] > ac[c]);
+                    ac[c] = xp[c] > ac[c] ? xp[c] : ac[c];
+                    bt[c] = (t & take) | (bt[c] & ~take);
+                    ck[c] += xp[c] * 0.f;
+                }
+            }
+    if ((d1 - d0) * (h1 - h0) * (w1 - w0) > 0)
+        for (int64_t c = 0; c < cb; c++)
+            if (ck[c] != 0.f || bt[c] < 0) {
+                int64_t at;
+                max_exact(p, xb + c, d0, d1, h0, h1, w0, w1, &at);
+                bt[c] = tap_of(p, at, bd, bh, bw);
+            }
+}
+
 /* a block of cb channels innermost in x, dy and dx (NHWC, NDHWC): the loops run over the channels */
 static inline __attribute__((always_inline)) void bwd_direct_c(const pplan *p, const float *x, const float *dy, float *dx, int64_t n, int64_t c0,
                                                                int64_t cb, int64_t od, int64_t oh, float af, float bf, int b0)
@@ -546,26 +588,8 @@ static inline __attribute__((always_inline)) void bwd_direct_c(const pplan *p, c
                 for (int64_t c = 0; c < cb; c++) gs[c] = cnt > 0 ? (float)((double)dyp[c] / div) : 0.f;
                 continue;
             }
-            for (int64_t c = 0; c < cb; c++) ac[c] = -INFINITY, ck[c] = 0.f, bt[c] = -1, gs[c] = dyp[c];
-            for (int64_t id = d0; id < d1; id++)
-                for (int64_t ih = h0; ih < h1; ih++)
-                    for (int64_t iw = w0; iw < w1; iw++) {
-                        const float *xp = xb + id * p->xs.d + ih * p->xs.h + iw * p->xs.w;
-                        const int32_t t = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win + (iw - bw));
-                        for (int64_t c = 0; c < cb; c++) {
-                            const int32_t take = -(int32_t)(xp[c] > ac[c]);
-                            ac[c] = xp[c] > ac[c] ? xp[c] : ac[c];
-                            bt[c] = (t & take) | (bt[c] & ~take);
-                            ck[c] += xp[c] * 0.f;
-                        }
-                    }
-            if (cnt > 0)
-                for (int64_t c = 0; c < cb; c++)
-                    if (ck[c] != 0.f || bt[c] < 0) {
-                        int64_t at;
-                        max_exact(p, xb + c, d0, d1, h0, h1, w0, w1, &at);
-                        bt[c] = tap_of(p, at, bd, bh, bw);
-                    }
+            for (int64_t c = 0; c < cb; c++) gs[c] = dyp[c];
+            route_c(p, xb, d0, d1, h0, h1, w0, w1, bd, bh, bw, cb, ac, ck, bt);
         }
         /* phase 2: the owned rows, over the block's columns */
         const int64_t c0w = own(p, 2, o0), c1w = own(p, 2, o1);
@@ -612,8 +636,302 @@ FDNN_CLONES static void bwd_direct_rows(const pplan *p, const float *x, const fl
     }
 }
 
+/* Backward where windows overlap (stride < window in some dim), also without the gradient buffer. The dx rows
+ * k = ((n * channel blocks + block) * in[0] + id) * in[1] + ih are cut into runs (whole planes where there are
+ * enough) that the threads take as they come; a thread computes each dx element of its rows once, as the sum in double of the gradients of
+ * the windows that cover it in raster order (od, oh, ow) -- the order the gradient buffer summed them in, so the
+ * same doubles, rounded once, for any thread count. An output row is routed (ov_route: route_w / route_c, the
+ * gradients as doubles) into a slot of a small per-thread cache keyed by its row number, slot (od % rd) * rh +
+ * oh % rh with rd, rh the most output rows covering one input row along D, H: the rows covering one dx row have
+ * distinct slots, and a thread sweeping a run routes each output row once in 2-D (output rows at the edge of
+ * two runs are routed for both, each keeping its own dx rows; in 3-D once for each input plane it
+ * covers). Channels innermost (NHWC): each dx pixel gathers its windows' gradients over the channel block. One
+ * channel, contiguous rows (NCHW): the row is summed in str phases (column u = iw + pad = q * str + r in phase r
+ * at q), each window column kw = r + str * j adding output o's gradient at q = o + j, for j descending (o
+ * ascending), as contiguous vectors; columns in padding are summed too and never written. */
+typedef struct {
+    double *g, *row;     /* slots x (out[2] * cb) gradients; NCHW: the dx row in str phases of ov_q columns */
+    int64_t *tag;        /* slots: the output row number each holds, -1 none */
+    int32_t *best;       /* slots x (out[2] * cb) routed taps (max) */
+    float *acc, *chk;    /* one slot's entries each: ov_route_w / route_c scratch */
+    float *stage;        /* NCHW: str * ov_stage(p), ov_route_w's window row */
+    int32_t *tab;        /* ov_rows' tables: covering() of each input position along D, H; each output's slot along D, H */
+} ovscr;
+
+/* the outputs whose window covers input position v along dim i: [*oa, *ob) */
+static inline void covering(const pplan *p, int i, int64_t v, int64_t *oa, int64_t *ob)
+{
+    const int64_t lo = v + p->pad[i] - p->win[i] + 1, s = p->str[i];
+    const int64_t a = lo <= 0 ? 0 : (lo + s - 1) / s, b = (v + p->pad[i]) / s + 1;
+    *oa = a;
+    *ob = b > p->out[i] ? p->out[i] : b < a ? a : b;
+}
+
+/* the columns of one phase of the NCHW row: every q of a column in [pad, pad + in) and of a window tap */
+static int64_t ov_q(const pplan *p)
+{
+    const int64_t a = (p->pad[2] + p->in[2] - 1) / p->str[2] + 1, b = p->out[2] + (p->win[2] - 1) / p->str[2];
+    return a > b ? a : b;
+}
+
+/* one slot's entries: out[2] * cb; NCHW out[2] rounded up to whole vectors of 8 (ov_route_w computes those) */
+static int64_t ov_slot(const pplan *p) { return p->cb > 1 ? p->out[2] * p->cb : (p->out[2] + 7) / 8 * 8; }
+
+/* NCHW: the staged window row of ov_route_w, str phases of ov_stage columns */
+static int64_t ov_stage(const pplan *p) { return ov_slot(p) + (p->win[2] - 1) / p->str[2]; }
+
+/* per-thread scratch of the overlapping path in bytes (a multiple of 64), and its carving */
+static int64_t ov_bytes(const pplan *p, int64_t slots)
+{
+    const int64_t r = ov_slot(p), rw = p->cb > 1 ? 0 : p->str[2] * ov_q(p), st = p->cb > 1 ? 0 : p->str[2] * ov_stage(p);
+    const int64_t b = slots * r * 8 + rw * 8 + slots * 8 + slots * r * 4 + 2 * r * 4 + st * 4 + (2 * (p->in[0] + p->in[1]) + p->out[0] + p->out[1]) * 4;
+    return (b + 63) / 64 * 64;
+}
+
+static ovscr ov_carve(const pplan *p, int64_t slots, char *m)
+{
+    const int64_t r = ov_slot(p), rw = p->cb > 1 ? 0 : p->str[2] * ov_q(p);
+    ovscr s;
+    s.g = (double *)m;
+    s.row = s.g + slots * r;
+    s.tag = (int64_t *)(s.row + rw);
+    s.best = (int32_t *)(s.tag + slots);
+    s.acc = (float *)(s.best + slots * r);
+    s.chk = s.acc + r;
+    s.stage = s.chk + r;
+    s.tab = (int32_t *)(s.stage + (p->cb > 1 ? 0 : p->str[2] * ov_stage(p)));
+    return s;
+}
+
+/* route_w's rule for one output row of one channel whose x rows are contiguous (NCHW), over outputs [0, m8) (out[2]
+ * rounded up to vectors of 8): each window row is staged in str phases (column u = iw + pad at stage[(u % str) *
+ * qs + u / str], -inf where u is padding), so that window column kw reads outputs o at one contiguous run (phase
+ * kw % str from kw / str) for every output, without a scalar tail. Padding is never taken (-inf is not greater
+ * than the running -inf), a NaN tap is flagged by an unordered compare, and the windows with a NaN or nothing
+ * above -inf go to max_exact, as in route_w; best[o] of outputs past out[2] is left undefined. */
+static inline __attribute__((always_inline)) void ov_route_w(const pplan *p, const float *xb, int64_t d0, int64_t d1, int64_t h0, int64_t h1,
+                                                             int64_t bd, int64_t bh, int64_t str, float *acc, int32_t *nan, int32_t *best,
+                                                             float *stage)
+{
+    const int64_t pad = p->pad[2], win = p->win[2], in = p->in[2], m8 = ov_slot(p), qs = m8 + (win - 1) / str;
+    for (int64_t o = 0; o < m8; o++) acc[o] = -INFINITY, nan[o] = 0, best[o] = -1;
+    for (int64_t id = d0; id < d1; id++)
+        for (int64_t ih = h0; ih < h1; ih++) {
+            const float *xr = xb + id * p->xs.d + ih * p->xs.h;
+            /* phase ph, column q: x[q * str + ph - pad]; the in-bounds q of each phase in one run */
+            for (int64_t ph = 0; ph < str && ph < win; ph++) {
+                float *sp = stage + ph * qs;
+                const int64_t qa = pad - ph <= 0 ? 0 : (pad - ph + str - 1) / str, qe = in + pad - ph <= 0 ? 0 : (in + pad - ph + str - 1) / str;
+                const int64_t a = qa < qs ? qa : qs, e = qe < qs ? qe : qs;
+                for (int64_t q = 0; q < a; q++) sp[q] = -INFINITY;
+                const float *xq = xr + ph - pad;
+                for (int64_t q = a; q < e; q++) sp[q] = xq[q * str];
+                for (int64_t q = e > a ? e : a; q < qs; q++) sp[q] = -INFINITY;
+            }
+            const int32_t tb = (int32_t)(((id - bd) * p->win[1] + (ih - bh)) * win);
+            for (int64_t kw = 0; kw < win; kw++) {
+                const float *xs = stage + kw % str * qs + kw / str;
+                const int32_t t = tb + (int32_t)kw;
+                for (int64_t o = 0; o < m8; o++) {
+                    const int32_t take = -(int32_t)(xs[o] > acc[o]);
+                    acc[o] = xs[o] > acc[o] ? xs[o] : acc[o];
+                    best[o] = (t & take) | (best[o] & ~take);
+                    nan[o] |= -(int32_t)(xs[o] != xs[o]);
+                }
+            }
+        }
+    int odd = 0;
+    for (int64_t o = 0; o < p->out[2]; o++) odd |= nan[o] | (best[o] < 0);
+    for (int64_t o = 0; o < p->out[2] && odd; o++)
+        if (nan[o] || best[o] < 0) {
+            int64_t w0, w1, at;
+            taps(p, 2, o, &w0, &w1);
+            if ((d1 - d0) * (h1 - h0) * (w1 - w0) == 0) continue;
+            max_exact(p, xb, d0, d1, h0, h1, w0, w1, &at);
+            best[o] = tap_of(p, at, bd, bh, o * str - pad);
+        }
+}
+
+/* route output row (od, oh) of channels c0..c0+cb into best / g (out[2] * cb each, channel innermost); cb == 0:
+ * one channel whose x rows are contiguous (NCHW) */
+static inline __attribute__((always_inline)) void ov_route(const pplan *p, const float *x, const float *dy, int64_t n, int64_t c0, int64_t cb,
+                                                           int64_t od, int64_t oh, int64_t str, float *acc, float *chk, int32_t *best, double *g,
+                                                           float *stage)
+{
+    int64_t d0, d1, h0, h1;
+    taps(p, 0, od, &d0, &d1);
+    taps(p, 1, oh, &h0, &h1);
+    const int64_t bd = od * p->str[0] - p->pad[0], bh = oh * p->str[1] - p->pad[1], ow_n = p->out[2];
+    const float *xb = x + n * p->xs.n + c0 * p->xs.c;
+    const float *dyr = dy + n * p->ys.n + c0 * p->ys.c + od * p->ys.d + oh * p->ys.h;
+    const double ws = (double)p->win_sz;
+    if (cb == 0) {
+        const int64_t ys = p->ys.w;
+        if (p->is_max) {
+            ov_route_w(p, xb, d0, d1, h0, h1, bd, bh, str, acc, (int32_t *)chk, best, stage);
+            if (ys == 1) /* said so for the vectorizer */
+                for (int64_t o = 0; o < ow_n; o++) g[o] = (double)dyr[o];
+            else
+                for (int64_t o = 0; o < ow_n; o++) g[o] = (double)dyr[o * ys];
+            return;
+        }
+        /* dy / the window size, or / the in-bounds taps (those along W clamped here, in 32 bits: a vector loop) */
+        const int32_t dh = (int32_t)((d1 - d0) * (h1 - h0)), st = (int32_t)str, pd = (int32_t)p->pad[2], wn = (int32_t)p->win[2],
+                      iw = (int32_t)p->in[2];
+        for (int64_t o = 0; o < ow_n; o++) {
+            const int32_t s0 = (int32_t)o * st - pd, w0 = s0 < 0 ? 0 : s0, w1 = s0 + wn > iw ? iw : s0 + wn;
+            const int32_t cnt = w1 > w0 ? dh * (w1 - w0) : 0;
+            const double v = (double)dyr[o * ys] / (p->incl ? ws : (double)cnt);
+            g[o] = cnt ? v : 0.0;
+        }
+        return;
+    }
+    for (int64_t ow = 0; ow < ow_n; ow++) {
+        int64_t w0, w1;
+        taps(p, 2, ow, &w0, &w1);
+        const int64_t cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);
+        const float *dyp = dyr + ow * p->ys.w;
+        double *gs = g + ow * cb;
+        if (p->is_max) {
+            route_c(p, xb, d0, d1, h0, h1, w0, w1, bd, bh, ow * str - p->pad[2], cb, acc + ow * cb, chk + ow * cb, best + ow * cb);
+            for (int64_t c = 0; c < cb; c++) gs[c] = (double)dyp[c];
+        } else {
+            const double div = p->incl ? ws : (double)cnt;
+            for (int64_t c = 0; c < cb; c++) gs[c] = cnt > 0 ? (double)dyp[c] / div : 0.0;
+        }
+    }
+}
+
+/* v where tap == t, else +0: a bit mask, not a select (GCC makes a conditional load a masked load, slow on AMD) */
+static inline double routed(int32_t tap, int32_t t, double v)
+{
+    int64_t i;
+    memcpy(&i, &v, sizeof i);
+    i &= -(int64_t)(tap == t);
+    memcpy(&v, &i, sizeof v);
+    return v;
+}
+
+#define OV_ROWS 64 /* the most output rows covering one input row (rd * rh; more: the gradient buffer) */
+
+/* dx rows [k0, k1) (cbk 0: one channel, contiguous rows; else cb channels innermost) */
+static inline __attribute__((always_inline)) void ov_rows(const pplan *p, const float *x, const float *dy, float *dx, int64_t k0, int64_t k1,
+                                                          float af, float bf, int b0, ovscr s, int64_t rd, int64_t rh, int cbk, int64_t str)
+{
+    const int64_t blocks = (p->c + p->cb - 1) / p->cb, iw_n = p->in[2], ow_n = p->out[2], r = ov_slot(p), pad = p->pad[2], win = p->win[2];
+    const int64_t q_n = cbk ? 0 : ov_q(p);
+    const int32_t *rb[OV_ROWS];
+    const double *rg[OV_ROWS];
+    int32_t rt[OV_ROWS];
+    for (int64_t i = 0; i < rd * rh; i++) s.tag[i] = -1;
+    /* the divisions of covering() and of the slots once, not per row */
+    int32_t *cov_d = s.tab, *cov_h = cov_d + 2 * p->in[0], *slot_d = cov_h + 2 * p->in[1], *slot_h = slot_d + p->out[0];
+    for (int64_t v = 0; v < p->in[0]; v++) {
+        int64_t oa, ob;
+        covering(p, 0, v, &oa, &ob);
+        cov_d[2 * v] = (int32_t)oa, cov_d[2 * v + 1] = (int32_t)ob;
+    }
+    for (int64_t v = 0; v < p->in[1]; v++) {
+        int64_t oa, ob;
+        covering(p, 1, v, &oa, &ob);
+        cov_h[2 * v] = (int32_t)oa, cov_h[2 * v + 1] = (int32_t)ob;
+    }
+    for (int64_t o = 0; o < p->out[0]; o++) slot_d[o] = (int32_t)(o % rd * rh);
+    for (int64_t o = 0; o < p->out[1]; o++) slot_h[o] = (int32_t)(o % rh);
+    int64_t ih = k0 % p->in[1], id = k0 / p->in[1] % p->in[0], blk = k0 / (p->in[1] * p->in[0]) % blocks,
+            n = k0 / (p->in[1] * p->in[0] * blocks);
+    for (int64_t k = k0; k < k1; k++) {
+        const int64_t c0 = blk * p->cb, cb = cbk ? (p->c - c0 < p->cb ? p->c - c0 : p->cb) : 0;
+        const int64_t da = cov_d[2 * id], db = cov_d[2 * id + 1], ha = cov_h[2 * ih], hb = cov_h[2 * ih + 1];
+        int64_t nr = 0;
+        /* the output rows covering this dx row, in raster order: routed (or found in the cache) */
+        for (int64_t od = da; od < db; od++)
+            for (int64_t oh = ha; oh < hb; oh++, nr++) {
+                const int64_t slot = slot_d[od] + slot_h[oh], key = ((n * blocks + blk) * p->out[0] + od) * p->out[1] + oh;
+                int32_t *best = s.best + slot * r;
+                double *g = s.g + slot * r;
+                if (s.tag[slot] != key) {
+                    ov_route(p, x, dy, n, c0, cb, od, oh, str, s.acc, s.chk, best, g, s.stage);
+                    s.tag[slot] = key;
+                }
+                rb[nr] = best, rg[nr] = g;
+                rt[nr] = (int32_t)(((id - (od * p->str[0] - p->pad[0])) * p->win[1] + (ih - (oh * p->str[1] - p->pad[1]))) * win);
+            }
+        float *dr = dx + n * p->dxs.n + c0 * p->dxs.c + id * p->dxs.d + ih * p->dxs.h;
+        if (cbk) {
+            /* each pixel over the channel block: its covering rows, in each its covering outputs, ow ascending */
+            double sum[CB_MAX];
+            for (int64_t iw = 0; iw < iw_n; iw++) {
+                int64_t wa, wb;
+                covering(p, 2, iw, &wa, &wb);
+                for (int64_t c = 0; c < cb; c++) sum[c] = 0;
+                for (int64_t i = 0; i < nr; i++)
+                    for (int64_t ow = wa; ow < wb; ow++) {
+                        const int32_t *bt = rb[i] + ow * cb, t = rt[i] + (int32_t)(iw + pad - ow * str);
+                        const double *gs = rg[i] + ow * cb;
+                        if (p->is_max)
+                            for (int64_t c = 0; c < cb; c++) sum[c] += routed(bt[c], t, gs[c]);
+                        else
+                            for (int64_t c = 0; c < cb; c++) sum[c] += gs[c];
+                    }
+                float *dp = dr + iw * p->dxs.w;
+                if (b0)
+                    for (int64_t c = 0; c < cb; c++) dp[c] = af * (float)sum[c];
+                else
+                    for (int64_t c = 0; c < cb; c++) dp[c] = af * (float)sum[c] + bf * dp[c];
+            }
+        } else {
+            double *row = s.row;
+            for (int64_t i = 0; i < str * q_n; i++) row[i] = 0;
+            for (int64_t i = 0; i < nr; i++)
+                for (int64_t ph = 0; ph < str && ph < win; ph++)
+                    for (int64_t j = (win - 1 - ph) / str; j >= 0; j--) {
+                        double *rq = row + ph * q_n + j;
+                        const double *gs = rg[i];
+                        if (p->is_max) {
+                            const int32_t *bt = rb[i], t = rt[i] + (int32_t)(ph + str * j);
+                            for (int64_t o = 0; o < ow_n; o++) rq[o] += routed(bt[o], t, gs[o]);
+                        } else
+                            for (int64_t o = 0; o < ow_n; o++) rq[o] += gs[o];
+                    }
+            /* dx column iw = q * str + ph - pad: whole q runs in the middle, the columns either side one by one */
+            const int64_t qa = (pad + str - 1) / str, qb = (pad + iw_n) / str;
+            for (int64_t iw = 0; iw < iw_n; iw++) {
+                if (qa < qb && iw == qa * str - pad) iw = qb * str - pad;
+                if (iw >= iw_n) break;
+                const double v = row[(iw + pad) % str * q_n + (iw + pad) / str];
+                dr[iw] = b0 ? af * (float)v : af * (float)v + bf * dr[iw];
+            }
+            for (int64_t q = qa; q < qb; q++) {
+                float *dq = dr + q * str - pad;
+                if (b0)
+                    for (int64_t ph = 0; ph < str; ph++) dq[ph] = af * (float)row[ph * q_n + q];
+                else
+                    for (int64_t ph = 0; ph < str; ph++) dq[ph] = af * (float)row[ph * q_n + q] + bf * dq[ph];
+            }
+        }
+        if (++ih < p->in[1]) continue;
+        ih = 0;
+        if (++id < p->in[0]) continue;
+        id = 0;
+        if (++blk < blocks) continue;
+        blk = 0;
+        n++;
+    }
+}
+
+FDNN_CLONES static void bwd_overlap_rows(const pplan *p, const float *x, const float *dy, float *dx, int64_t k0, int64_t k1, double a, double b,
+                                         ovscr s, int64_t rd, int64_t rh)
+{
+    const float af = (float)a, bf = (float)b;
+    if (p->cb > 1) ov_rows(p, x, dy, dx, k0, k1, af, bf, b == 0, s, rd, rh, 1, p->str[2]);
+    else if (p->str[2] == 2) ov_rows(p, x, dy, dx, k0, k1, af, bf, b == 0, s, rd, rh, 0, 2);
+    else ov_rows(p, x, dy, dx, k0, k1, af, bf, b == 0, s, rd, rh, 0, p->str[2]);
+}
+
 int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fdnn_tensor *dyd, const void *dy, const fdnn_tensor *xd,
-                          const void *x, double b, const fdnn_tensor *dxd, void *dx, int *alloc_failed)
+                          const void *x, double b, const fdnn_tensor *dxd, void *dx, int direct_only,
+                          int *alloc_failed)
 {
     *alloc_failed = 0;
     if (xd->dtype != CUDNN_DATA_FLOAT || xd->nb_dims != d->nb_spatial + 2) return 0;
@@ -632,6 +950,28 @@ int fdnn_cpu_pool_bwd_f32(const struct cudnnPoolingStruct *d, double a, const fd
         }
         return 1;
     }
+    const int64_t rd = (p.win[0] + p.str[0] - 1) / p.str[0] < p.out[0] ? (p.win[0] + p.str[0] - 1) / p.str[0] : p.out[0],
+                  rh = (p.win[1] + p.str[1] - 1) / p.str[1] < p.out[1] ? (p.win[1] + p.str[1] - 1) / p.str[1] : p.out[1];
+    if ((chan_in || (p.xs.w == 1 && p.dxs.w == 1)) && rd * rh <= OV_ROWS) {
+        p.cb = chan_in ? CB_MAX : 1;
+        const int64_t per = ov_bytes(&p, rd * rh), tasks = p.n * ((p.c + p.cb - 1) / p.cb) * p.in[0] * p.in[1];
+        char *m = aligned_alloc(64, (size_t)per * (size_t)fdnn_ops_max_threads());
+        if (!m) {
+            *alloc_failed = 1;
+            return 1;
+        }
+        /* runs of whole planes where there are enough of them for 8 per thread, else shorter: taken as they come
+         * (a thread slowed by another job takes fewer), which changes nothing in the results */
+        const int64_t plane = p.in[0] * p.in[1], want = tasks / (8 * (int64_t)fdnn_ops_max_threads());
+        const int64_t run = want >= plane ? plane : want > 1 ? want : 1, runs = (tasks + run - 1) / run;
+#pragma omp parallel for schedule(dynamic, 1) if (tasks * p.in[2] * p.win_sz > 16384)
+        for (int64_t j = 0; j < runs; j++)
+            bwd_overlap_rows(&p, x, dy, dx, j * run, j + 1 < runs ? (j + 1) * run : tasks, a, b,
+                             ov_carve(&p, rd * rh, m + (size_t)fdnn_ops_thread() * (size_t)per), rd, rh);
+        free(m);
+        return 1;
+    }
+    if (direct_only) return 0;
     /* blocks of 16 channels keep the per-thread gradient of a 56 x 56 image in L2 */
     p.cb = chan_in ? 16 : 1;
     const int64_t in_sz = p.in[0] * p.in[1] * p.in[2], tasks = p.n * ((p.c + p.cb - 1) / p.cb);

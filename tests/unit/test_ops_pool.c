@@ -448,6 +448,134 @@ static void direct_case(cudnnHandle_t h, int c)
     cudnnDestroyPoolingDescriptor(pd);
 }
 
+/* FLOAT backward over OVERLAPPING windows (the CPU's direct path for them, required here through
+ * FREEDNN_CPU_FAST_PATH=2: a declined call fails; it declines channels-last x and dx with a dy that is not, which
+ * then take the gradient buffer): 3x3 / 2 without and with padding, 3x3 / 1, 2x2 / 1, 5x5 / 2 pad 2,
+ * asymmetric windows and strides (one dim overlapping, the other with gaps), windows larger than the input with
+ * padding, one image of one channel over 3 rows of 2000 (fewer rows than some thread counts have threads, 1-row
+ * shares), N * C = 2, 3-D with stride 1 and 2 in D; every mode, the four layouts the path takes (70 channels
+ * channels-last: two channel blocks), integer data (ties: dy goes to the first maximum), dy in the other layout in
+ * every fifth case, beta 0 over NaN and beta 0.5. Half the max cases put NaN and +-inf into x, under both NaN options:
+ * NOT_PROPAGATE skips NaN (as the reference does); PROPAGATE sends dy to a window's first NaN, checked against the
+ * reference over x with NaN made +inf and +inf made 1e300 (the first of those is then the first maximum). */
+static void overlap_case(cudnnHandle_t h, int c)
+{
+    /* ns, N, C (0: 70 channels-last, 3 otherwise), then per dim (D, H, W; a 2-D case leaves D out) window, pad, stride, input size */
+    static const int cf[11][15] = {{2, 2, 0, 3, 0, 2, 9, 3, 0, 2, 13},
+                                   {2, 2, 0, 3, 1, 2, 11, 3, 1, 2, 14},
+                                   {2, 1, 0, 3, 0, 1, 7, 3, 1, 1, 10},
+                                   {2, 2, 0, 2, 0, 1, 6, 2, 0, 1, 9},
+                                   {2, 1, 0, 5, 2, 2, 12, 5, 2, 2, 11},
+                                   {2, 2, 0, 4, 1, 3, 13, 3, 0, 2, 12},
+                                   {2, 2, 0, 3, 1, 2, 10, 2, 0, 3, 11},
+                                   {2, 2, 0, 5, 2, 1, 3, 6, 3, 2, 4},
+                                   {2, 1, 1, 3, 1, 2, 3, 3, 1, 2, 2000},
+                                   {3, 1, 2, 2, 0, 1, 4, 3, 1, 2, 6, 2, 0, 2, 5},
+                                   {3, 2, 0, 3, 1, 2, 5, 3, 0, 2, 7, 3, 1, 2, 6}};
+    static const int modes[4] = {RP_MAX, RP_AVG_INCL, RP_AVG_EXCL, RP_MAX_DET};
+    static const int lays[4] = {OL_NCHW, OL_NHWC, OL_GAPS, OL_GAPS_NHWC};
+    const int *q = cf[c % 11], ns = q[0], mode = modes[c / 44 % 4], lay = lays[c / 11 % 4];
+    const int is_max = mode == RP_MAX || mode == RP_MAX_DET, special = is_max && c / 2 % 2, prop = special && c / 13 % 2;
+    int win[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, str[3] = {1, 1, 1}, in[3] = {1, 1, 1}, out[3];
+    for (int i = 0; i < ns; i++) win[i] = q[3 + 4 * i], pad[i] = q[4 + 4 * i], str[i] = q[5 + 4 * i], in[i] = q[6 + 4 * i];
+    ref_pool_out_dims(ns, in, win, pad, str, out);
+    const int N = q[1], C = q[2] ? q[2] : lay == OL_NHWC || lay == OL_GAPS_NHWC ? 70 : 3, nd = ns + 2;
+    int xd[5] = {N, C}, yd[5] = {N, C};
+    for (int i = 0; i < ns; i++) xd[2 + i] = in[i], yd[2 + i] = out[i];
+    const double alpha = c / 7 % 2 ? 2.0 : 1.0, beta = c / 3 % 2 ? 0.5 : 0.0;
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPoolingNdDescriptor(pd, (cudnnPoolingMode_t)mode, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, ns, win, pad, str));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, nd, xd, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, nd, yd, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, nd, yd, c % 5 == 0 ? (lay == OL_NCHW || lay == OL_GAPS ? OL_NHWC : OL_NCHW) : lay);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, nd, xd, lay);
+    double *x = dalloc(X.n), *xr = dalloc(X.n), *y = dalloc(Y.n), *dy = dalloc(Y.n), *dx0 = dalloc(X.n), *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    fill_nz(x, X.n, -3, 3);
+    for (int64_t i = 0; i < X.n; i++) {
+        if (special) x[i] = i % 7 == 2 ? NAN : i % 11 == 4 ? INFINITY : i % 5 == 1 ? -INFINITY : x[i];
+        xr[i] = !prop ? x[i] : isnan(x[i]) ? INFINITY : isinf(x[i]) && x[i] > 0 ? 1e300 : x[i];
+    }
+    fill_nz(dy, Y.n, -4, 4);
+    prior_fill(dx0, X.n, beta);
+    tt_fill(h, &X, x, 0);
+    ref_pool_fwd(mode, 0, ns, (int64_t)N * C, in, out, win, pad, str, xr, y); /* y: only its shape matters backward */
+    for (int64_t i = 0; i < Y.n; i++) y[i] = isfinite(y[i]) ? y[i] : 0;
+    tt_fill(h, &Y, y, 0);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, dx0, 2);
+    scal sa = mkscal(alpha, CUDNN_DATA_FLOAT), sb = mkscal(beta, CUDNN_DATA_FLOAT);
+    const int nhwc = lay == OL_NHWC || lay == OL_GAPS_NHWC;
+    th_cpu_fast_path(nhwc && c % 5 == 0 ? NULL : "2");
+    TH_OK(cudnnPoolingBackward(h, pd, &sa, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &sb, DX.d, DX.dev));
+    th_cpu_fast_path(NULL);
+    tt_read(h, &DX, gdx);
+    ref_pool_bwd(mode, ns, (int64_t)N * C, in, out, win, pad, str, xr, dy, wdx);
+    for (int64_t i = 0; i < X.n; i++) wdx[i] = alpha * wdx[i] + (beta != 0 ? beta * dx0[i] : 0);
+    char what[240];
+    snprintf(what, sizeof what, "PoolingBackward (overlap) mode=%d %dD %s N=%d C=%d win=%d,%d pad=%d,%d str=%d,%d in=%d,%d alpha=%g beta=%g special=%d prop=%d",
+             mode, ns, ol_name[lay], N, C, win[ns - 2], win[ns - 1], pad[ns - 2], pad[ns - 1], str[ns - 2], str[ns - 1], in[ns - 2], in[ns - 1], alpha,
+             beta, special, prop);
+    th_compare(what, gdx, wdx, (size_t)X.n, 2 * th_tolerance("pool", CUDNN_DATA_FLOAT));
+    free(x); free(xr); free(y); free(dy); free(dx0); free(gdx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
+/* The order of the sum over overlapping windows (the CPU's direct path for them): max 3x3 / 1 pad 1 over zeros
+ * with one 1 per plane, so that the 9 windows around it all send their dy there; three of them carry 1e30, -1e30
+ * and 1 (variant 0: along one output row, 1: down one output column, 2: 3-D, along D), the rest 0. In double,
+ * summed in raster order, the 1 survives; summed in any other order it is lost to 1e30. */
+static void order_case(cudnnHandle_t h, int lay, int variant)
+{
+    const int ns = variant == 2 ? 3 : 2, C = lay == OL_NHWC ? 70 : 3, nd = ns + 2;
+    int win[3] = {3, 3, 3}, pad[3] = {1, 1, 1}, str[3] = {1, 1, 1}, in[3] = {5, 7, 4}, out[3];
+    ref_pool_out_dims(ns, in, win, pad, str, out);
+    int xd[5] = {1, C}, yd[5] = {1, C};
+    for (int i = 0; i < ns; i++) xd[2 + i] = in[i], yd[2 + i] = out[i];
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, ns, win, pad, str));
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, nd, xd, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, nd, yd, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, nd, yd, lay);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, nd, xd, lay);
+    double *x = dalloc(X.n), *y = dalloc(Y.n), *dy = dalloc(Y.n), *gdx = dalloc(X.n), *wdx = dalloc(X.n);
+    const int64_t isz = X.n / C, osz = Y.n / C;
+    /* the 1 at (2, 3) (2-D) or (2, 2, 3) (3-D); the output at (a, b) (2-D) or (a, b, d) covers it for a, b in its range */
+    const int64_t at = ns == 2 ? 2 * in[1] + 3 : (2 * in[1] + 2) * in[2] + 3;
+    for (int64_t i = 0; i < X.n; i++) x[i] = i % isz == at ? 1 : 0;
+    int64_t o3[3];
+    for (int k = 0; k < 3; k++) {
+        if (variant == 0) o3[k] = 1 * out[1] + 2 + k;                  /* (1, 2 + k) */
+        else if (variant == 1) o3[k] = (1 + k) * out[1] + 2;           /* (1 + k, 2) */
+        else o3[k] = ((1 + k) * out[1] + 1) * out[2] + 2;              /* (1 + k, 1, 2) */
+    }
+    for (int64_t i = 0; i < Y.n; i++) {
+        const int64_t o = i % osz;
+        dy[i] = o == o3[0] ? 1e30 : o == o3[1] ? -1e30 : o == o3[2] ? 1 : 0;
+    }
+    ref_pool_fwd(RP_MAX, 0, ns, C, in, out, win, pad, str, x, y);
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &Y, y, 0);
+    tt_fill(h, &DY, dy, 0);
+    tt_fill(h, &DX, wdx, 2);
+    float one = 1, zero = 0;
+    th_cpu_fast_path("2");
+    TH_OK(cudnnPoolingBackward(h, pd, &one, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &zero, DX.d, DX.dev));
+    th_cpu_fast_path(NULL);
+    tt_read(h, &DX, gdx);
+    ref_pool_bwd(RP_MAX, ns, C, in, out, win, pad, str, x, dy, wdx);
+    char what[120];
+    snprintf(what, sizeof what, "PoolingBackward (overlap) sum order, layout %s variant %d", ol_name[lay], variant);
+    th_compare(what, gdx, wdx, (size_t)X.n, th_tolerance("pool", CUDNN_DATA_FLOAT));
+    free(x); free(y); free(dy); free(gdx); free(wdx);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
 int main(void)
 {
     th_seed(0x9001);
@@ -488,6 +616,8 @@ int main(void)
     for (int cfg = 0; cfg < 3; cfg++)
         for (int prop = 0; prop < 2; prop++) specials_case(h, OL_NHWC, prop, cfg), specials_case(h, OL_NCHW, prop, cfg);
     for (int c = 0; c < 72; c++) direct_case(h, c); /* every shape, layout and mode */
+    for (int c = 0; c < 176; c++) overlap_case(h, c); /* every shape, layout and mode */
+    for (int v = 0; v < 3; v++) order_case(h, OL_NCHW, v), order_case(h, OL_NHWC, v);
     desc_and_errors(h);
     big_case(h);
     chunk_case(h);
