@@ -1,16 +1,17 @@
 /* Softmax forward and backward straight on FLOAT tensors (the CPU backend's fast path; every other
  * case gathers into doubles in src/api/softmax.c). The work is cut into batches of G independent
  * softmaxes of L elements each: element (g, l) of a tensor sits at g*gs + l*ls. INSTANCE on a
- * dense image is one batch of G = 1, L = C*S; CHANNEL is a batch per (image, block of up to 256
- * spatial positions) with L = C, which vectorizes over the positions in NCHW (gs = 1) and over
- * the channels in NHWC (ls = 1, G = 1). exp is fdnn_expf (float, within 1 ulp); sums are double. */
+ * dense image is one row of L = C*S; CHANNEL is a batch per (image, block of spatial positions)
+ * with L = C: rows one after the other where the channels are innermost (NHWC), else side by side,
+ * vectorized over the positions (NCHW). Forward: a max (and min) pass, the exps and their sum, a
+ * scale pass. exp is fdnn_expf (float, within 1 ulp) or, where the group's inputs allow, its
+ * bit-identical in-range form fdnn_expf_inrange; sums are double. Nothing depends on the block
+ * sizes or the thread count. */
 #include <math.h>
 #include "ops_fast.h"
 #include "vec_math.h"
 
-#ifndef SM_BLOCK
 #define SM_BLOCK 1024 /* most spatial positions per CHANNEL batch side by side (NCHW) */
-#endif
 #define SM_ROWS 256   /* most spatial positions per CHANNEL batch of rows (NHWC) */
 #define SM_PARALLEL(p) ((p)->n * (p)->c * (p)->s > 65536)
 #define INLINE static inline __attribute__((always_inline))
@@ -254,19 +255,15 @@ INLINE void bwd_apply(int algo, const float *y, int64_t yl, const float *dy, int
 
 INLINE void bwd_row(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t L, double a, double b)
 {
-    /* the sum in 2*SM_VL double lanes (four AVX2 vectors: the adds' latency hidden), lane k taking l = k mod 2*SM_VL */
-    double sl[2 * SM_VL];
-    for (int k = 0; k < 2 * SM_VL; k++) sl[k] = 0;
     const int log_sm = algo == CUDNN_SOFTMAX_LOG;
-#define SM_T(i) (log_sm ? (double)dy[(i) * dyl] : (double)dy[(i) * dyl] * (double)y[(i) * yl])
-    int64_t l = 0;
-    for (; l + 2 * SM_VL <= L; l += 2 * SM_VL)
-#pragma omp simd
-        for (int k = 0; k < 2 * SM_VL; k++) sl[k] += SM_T(l + k);
-    for (int k = 0; l + k < L; k++) sl[k] += SM_T(l + k);
-#undef SM_T
-    for (int k = 0; k < SM_VL; k++) sl[k] += sl[k + SM_VL];
-    const double s = ((sl[0] + sl[4]) + (sl[2] + sl[6])) + ((sl[1] + sl[5]) + (sl[3] + sl[7]));
+    double s = 0;
+    if (log_sm) {
+#pragma omp simd reduction(+ : s)
+        for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl];
+    } else {
+#pragma omp simd reduction(+ : s)
+        for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl] * (double)y[l * yl];
+    }
     const float sf = (float)s, af = (float)a, bf = (float)b;
     const int64_t chunk = log_sm ? SM_BWD_CHUNK : L;
     for (int64_t l0 = 0; l0 < L; l0 += chunk) {
