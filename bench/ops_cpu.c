@@ -4,8 +4,8 @@
  * minimum over repeated calls with the benchmark's OpenMP threads, printed as ms and as GB/s of the bytes
  * the op must move at least (each tensor read or written once). Compare with `cpu_mem_floor B B` (B = the
  * tensor's bytes): a copy of the same size.
- *   ops_cpu [N [C [H [W [reps [nchw|nhwc [FILTER]]]]]]]   (default 8 64 56 56, 30 repetitions, nchw; FILTER: only the
- *   ops whose name contains it, e.g. pooling) */
+ *   ops_cpu [N [C [H [W [reps [nchw|nhwc [filter]]]]]]]   (default 8 64 56 56, 30 repetitions, nchw; filter:
+ *   only the rows whose name contains it, e.g. softmax) */
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@ static double now(void)
         }                                                                                                                        \
     } while (0)
 
-enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_SM_FAST, OP_SM_LOG, OP_SM_LOG_INST, OP_SM_BWD_INST, OP_SM_BWD_LOG, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
        OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET,
        OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_LRN, OP_LRN_BWD, OP_DIVN, OP_DIVN_BWD, OP_STF, OP_STF_BWD, OP_COUNT };
 
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
               W = argc > 4 ? atoi(argv[4]) : 56, reps = argc > 5 ? atoi(argv[5]) : 30;
     const int nhwc = argc > 6 && strcmp(argv[6], "nhwc") == 0;
     if (N < 1 || C < 1 || H < 2 || W < 2 || reps < 1 || (argc > 6 && !nhwc && strcmp(argv[6], "nchw") != 0)) {
-        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps [nchw|nhwc [FILTER]]]]]]] (H, W >= 2)\n");
+        fprintf(stderr, "usage: ops_cpu [N [C [H [W [reps [nchw|nhwc [filter]]]]]]] (H, W >= 2)\n");
         return 2;
     }
     const size_t n = (size_t)N * C * H * W;
@@ -125,6 +125,11 @@ int main(int argc, char **argv)
                                    "softmax fwd (ACCURATE, CHANNEL)",
                                    "softmax fwd (ACCURATE, INSTANCE)",
                                    "softmax bwd (ACCURATE, CHANNEL)",
+                                   "softmax fwd (FAST, CHANNEL)",
+                                   "softmax fwd (LOG, CHANNEL)",
+                                   "softmax fwd (LOG, INSTANCE)",
+                                   "softmax bwd (ACCURATE, INSTANCE)",
+                                   "softmax bwd (LOG, CHANNEL)",
                                    "max pooling fwd 2x2/2",
                                    "max pooling bwd 2x2/2",
                                    "avg pooling fwd 3x3/2 pad 1",
@@ -151,7 +156,7 @@ int main(int argc, char **argv)
                                    "spatial tf sampler fwd",
                                    "spatial tf sampler bwd"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
-    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 3 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
                                     2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb,
                                     2 * tb, 3 * tb, 3 * tb, 5 * tb, 2 * tb, 3 * tb};
 #ifdef _OPENMP
@@ -162,8 +167,9 @@ int main(int argc, char **argv)
     printf("FreeDNN CPU ops: FLOAT %s %dx%dx%dx%d (%.1f MB per tensor), %d thread(s), min of %d calls\n", nhwc ? "NHWC" : "NCHW", N, C, H, W, tb * 1e-6, threads,
            reps);
     const float one = 1.f, zero = 0.f;
+    const char *filter = argc > 7 ? argv[7] : "";
     for (int op = 0; op < OP_COUNT; op++) {
-        if (argc > 7 && !strstr(names[op], argv[7])) continue;
+        if (!strstr(names[op], filter)) continue;
         double best = 1e30;
         for (int r = 0; r < reps; r++) {
             const double t0 = now();
@@ -174,6 +180,15 @@ int main(int argc, char **argv)
             case OP_SM_INST: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, x, &zero, t, y)); break;
             case OP_SM_BWD:
                 CK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, y, t, dy, &zero, t, dx));
+                break;
+            case OP_SM_FAST: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, x, &zero, t, y)); break;
+            case OP_SM_LOG: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, x, &zero, t, y)); break;
+            case OP_SM_LOG_INST: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, x, &zero, t, y)); break;
+            case OP_SM_BWD_INST:
+                CK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, y, t, dy, &zero, t, dx));
+                break;
+            case OP_SM_BWD_LOG: /* y: the LOG rows above left log-probabilities there */
+                CK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, y, t, dy, &zero, t, dx));
                 break;
             case OP_POOL: CK(cudnnPoolingForward(h, pd, &one, t, x, &zero, tp, y)); break;
             case OP_POOL_BWD: CK(cudnnPoolingBackward(h, pd, &one, tp, y, tp, dy, t, x, &zero, t, dx)); break;

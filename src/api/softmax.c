@@ -64,7 +64,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, 
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSoftmaxForward: this build has no CUDA backend");
 #endif
     }
-    if (fdnn_cpu_softmax_fwd_f32((int)algo, (int)mode, a, xDesc, x, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_softmax_fwd_f32((int)algo, (int)mode, a, xDesc, x, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     double *p = fdnn_ops_gather(xDesc, x);
     if (!p) return FDNN_FAIL(CUDNN_STATUS_ALLOC_FAILED, "out of host memory");
     sm_geom g = geom(xDesc, mode);
@@ -125,7 +127,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle,
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSoftmaxBackward: this build has no CUDA backend");
 #endif
     }
-    if (fdnn_cpu_softmax_bwd_f32((int)algo, (int)mode, a, yDesc, y, dyDesc, dy, b, dxDesc, dx)) return CUDNN_STATUS_SUCCESS;
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_softmax_bwd_f32((int)algo, (int)mode, a, yDesc, y, dyDesc, dy, b, dxDesc, dx)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     double *py = fdnn_ops_gather(yDesc, y), *pd = fdnn_ops_gather(dyDesc, dy);
     if (!py || !pd) {
         free(py);

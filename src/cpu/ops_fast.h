@@ -71,8 +71,8 @@ int fdnn_cpu_stf_sampler_bwd_f32(const struct cudnnSpatialTransformerStruct *st,
                                  const fdnn_tensor *dxd, void *dx, double a_dg, const fdnn_tensor *dyd, const void *dy, const void *grid,
                                  double b_dg, void *dgrid);
 
-/* FREEDNN_CPU_FAST_PATH, read at every call by the LRN, divisive-normalization, spatial-transformer and pooling
- * backward APIs: 0
+/* FREEDNN_CPU_FAST_PATH, read at every call by the softmax, LRN, divisive-normalization, spatial-transformer and
+ * pooling backward APIs: 0
  * turns their FLOAT fast paths off (the general path runs), 2 makes them required (a call they do not take
  * fails with CUDNN_STATUS_NOT_SUPPORTED, so that a test can tell which path ran); unset or anything else: on.
  * fdnn_ops_fast_missed(mode) is the status after a fast path declined: that failure under 2, else SUCCESS. */

@@ -1,14 +1,19 @@
 /* Softmax forward and backward straight on FLOAT tensors (the CPU backend's fast path; every other
  * case gathers into doubles in src/api/softmax.c). The work is cut into batches of G independent
  * softmaxes of L elements each: element (g, l) of a tensor sits at g*gs + l*ls. INSTANCE on a
- * dense image is one batch of G = 1, L = C*S; CHANNEL is a batch per (image, block of up to 256
- * spatial positions) with L = C, which vectorizes over the positions in NCHW (gs = 1) and over
- * the channels in NHWC (ls = 1, G = 1). exp is fdnn_expf (float, within 1 ulp); sums are double. */
+ * dense image is one row of L = C*S; CHANNEL is a batch per (image, block of spatial positions)
+ * with L = C: rows one after the other where the channels are innermost (NHWC), else side by side,
+ * vectorized over the positions (NCHW). Forward: a max (and min) pass, the exps and their sum, a
+ * scale pass. exp is fdnn_expf (float, within 1 ulp) or, where the group's inputs allow, its
+ * bit-identical in-range form fdnn_expf_inrange; sums are double. Nothing depends on the block
+ * sizes or the thread count. */
 #include <math.h>
 #include "ops_fast.h"
 #include "vec_math.h"
 
-#define SM_BLOCK 256 /* spatial positions per CHANNEL batch */
+#define SM_BLOCK 1024 /* most spatial positions per CHANNEL batch side by side (NCHW) */
+#define SM_ROWS 256   /* most spatial positions per CHANNEL batch of rows (NHWC) */
+#define SM_PARALLEL(p) ((p)->n * (p)->c * (p)->s > 65536)
 #define INLINE static inline __attribute__((always_inline))
 
 typedef struct { const float *p; int64_t gs, ls; } fview;  /* read-only operand */
@@ -16,94 +21,201 @@ typedef struct { float *p; int64_t gs, ls; } fview_w;      /* written operand */
 
 /* ------------------------------------------------------------------ forward */
 
-/* One softmax over L elements at x + l*xl (G == 1): max, then sum of exp (kept in y when beta == 0),
- * then y = alpha*softmax + beta*y */
-INLINE void fwd_row(int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, double a, double b)
+/* Each exp runs as fdnn_expf_inrange where the group's range allows (every shifted input within
+ * [FDNN_EXPF_INRANGE_LO, FDNN_EXPF_INRANGE_HI], the same value bit for bit at half the cost), else as
+ * fdnn_expf: the choice is made per softmax (per channel row of a CHANNEL block in backward LOG), from
+ * the data alone, so results do not depend on the thread count. */
+#define SM_EXP(fast, v) ((fast) ? fdnn_expf_inrange(v) : fdnn_expf(v))
+#define SM_VL 8 /* lanes of the row reductions (an AVX2 vector of floats) */
+
+/* Whether e^(x - m) may use fdnn_expf_inrange for every x of a group whose non-NaN inputs lie in [mn, mx] (mx
+ * -inf, mn +inf: none), m the shift (mx, or 0 for FAST). NaN inputs give NaN either way. */
+INLINE int sm_inrange(int algo, float mn, float mx)
 {
-    float mx = 0.f; /* a NaN or +inf input turns the sum into NaN below, and with it the whole row, as in double */
-    if (algo != CUDNN_SOFTMAX_FAST) {
-        float m8[8];
-        for (int k = 0; k < 8; k++) m8[k] = -INFINITY;
-        int64_t l = 0;
-        for (; l + 8 <= L; l += 8)
-            for (int k = 0; k < 8; k++) m8[k] = x[(l + k) * xl] > m8[k] ? x[(l + k) * xl] : m8[k];
-        for (; l < L; l++) m8[0] = x[l * xl] > m8[0] ? x[l * xl] : m8[0];
-        mx = m8[0];
-        for (int k = 1; k < 8; k++) mx = m8[k] > mx ? m8[k] : mx;
-    }
-    double s = 0;
-    const int keep = algo != CUDNN_SOFTMAX_LOG && b == 0;
-    if (keep) {
-#pragma omp simd reduction(+ : s)
-        for (int64_t l = 0; l < L; l++) {
-            const float e = fdnn_expf(x[l * xl] - mx);
-            y[l * yl] = e;
-            s += (double)e;
+    if (algo == CUDNN_SOFTMAX_FAST) return mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI;
+    return mn - mx >= FDNN_EXPF_INRANGE_LO; /* false for inf - inf (+inf or only -inf inputs) */
+}
+
+/* max and min of the non-NaN elements of x[l*xl], l < L (-inf and +inf when there are none) */
+INLINE void row_range(const float *x, int64_t xl, int64_t L, float *mxo, float *mno)
+{
+    float mx[SM_VL], mn[SM_VL];
+    for (int k = 0; k < SM_VL; k++) mx[k] = -INFINITY, mn[k] = INFINITY;
+    int64_t l = 0;
+    for (; l + SM_VL <= L; l += SM_VL)
+#pragma omp simd
+        for (int k = 0; k < SM_VL; k++) {
+            const float v = x[(l + k) * xl];
+            mx[k] = v > mx[k] ? v : mx[k];
+            mn[k] = v < mn[k] ? v : mn[k];
         }
-    } else {
-#pragma omp simd reduction(+ : s)
-        for (int64_t l = 0; l < L; l++) s += (double)fdnn_expf(x[l * xl] - mx);
+    for (int k = 0; l + k < L; k++) {
+        const float v = x[(l + k) * xl];
+        mx[k] = v > mx[k] ? v : mx[k];
+        mn[k] = v < mn[k] ? v : mn[k];
     }
+    for (int k = 0; k < SM_VL / 2; k++) {
+        mx[k] = mx[k + SM_VL / 2] > mx[k] ? mx[k + SM_VL / 2] : mx[k];
+        mn[k] = mn[k + SM_VL / 2] < mn[k] ? mn[k + SM_VL / 2] : mn[k];
+    }
+    float a = mx[0], b = mn[0];
+    for (int k = 1; k < SM_VL / 2; k++) a = mx[k] > a ? mx[k] : a, b = mn[k] < b ? mn[k] : b;
+    *mxo = a, *mno = b;
+}
+
+/* sum of e^(x - m) over the row in SM_VL double lanes (lane k the elements l = k mod SM_VL, in order), each
+ * e^(x - m) also stored to y when y != NULL */
+INLINE double row_exp_sum(int fast, const float *x, int64_t xl, float m, float *y, int64_t yl, int64_t L)
+{
+    double s[SM_VL];
+    for (int k = 0; k < SM_VL; k++) s[k] = 0;
+    int64_t l = 0;
+    if (y)
+        for (; l + SM_VL <= L; l += SM_VL)
+#pragma omp simd
+            for (int k = 0; k < SM_VL; k++) {
+                const float e = SM_EXP(fast, x[(l + k) * xl] - m);
+                y[(l + k) * yl] = e;
+                s[k] += (double)e;
+            }
+    else
+        for (; l + SM_VL <= L; l += SM_VL)
+#pragma omp simd
+            for (int k = 0; k < SM_VL; k++) s[k] += (double)SM_EXP(fast, x[(l + k) * xl] - m);
+    for (int k = 0; l + k < L; k++) {
+        const float e = SM_EXP(fast, x[(l + k) * xl] - m);
+        if (y) y[(l + k) * yl] = e;
+        s[k] += (double)e;
+    }
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+/* One softmax over L elements at x + l*xl: max (and min, for the exp's range), then the sum of exp (kept in y
+ * when beta == 0), then y = alpha*softmax + beta*y. A NaN or +inf input turns the sum into NaN, and with it the
+ * whole row, as in double. */
+INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double a, double b)
+{
+    const int keep = algo != CUDNN_SOFTMAX_LOG && b == 0;
+    const double s = row_exp_sum(fast, x, xl, mx, keep ? y : NULL, yl, L);
+    const float af = (float)a, bf = (float)b;
     if (algo == CUDNN_SOFTMAX_LOG) {
-        const float sh = (float)((double)mx + log(s)), af = (float)a, bf = (float)b;
+        const float sh = (float)((double)mx + log(s));
         if (b == 0)
             for (int64_t l = 0; l < L; l++) y[l * yl] = af * (x[l * xl] - sh);
         else
             for (int64_t l = 0; l < L; l++) y[l * yl] = af * (x[l * xl] - sh) + bf * y[l * yl];
         return;
     }
-    const float f = (float)(a / s), bf = (float)b;
+    const float f = (float)(a / s);
     if (keep)
         for (int64_t l = 0; l < L; l++) y[l * yl] *= f;
     else
-        for (int64_t l = 0; l < L; l++) y[l * yl] = f * fdnn_expf(x[l * xl] - mx) + bf * y[l * yl];
+        for (int64_t l = 0; l < L; l++) y[l * yl] = f * SM_EXP(fast, x[l * xl] - mx) + bf * y[l * yl];
 }
 
-/* G <= SM_BLOCK softmaxes side by side, the loops running over g innermost */
-INLINE void fwd_cols(int algo, const float *x, int64_t xg, int64_t xl, float *y, int64_t yg, int64_t yl, int64_t G, int64_t L, double a,
-                     double b)
+INLINE void fwd_row(int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, double a, double b)
 {
-    float mx[SM_BLOCK], f[SM_BLOCK];
+    float mx, mn;
+    row_range(x, xl, L, &mx, &mn);
+    const int fast = sm_inrange(algo, mn, mx);
+    if (algo == CUDNN_SOFTMAX_FAST) mx = 0.f;
+    if (fast) fwd_row_k(1, algo, x, xl, y, yl, L, mx, a, b);
+    else fwd_row_k(0, algo, x, xl, y, yl, L, mx, a, b);
+}
+
+/* G <= SM_BLOCK softmaxes side by side, the loops running over g innermost; the range and sum loops take
+ * four l at a time (one load and store of the per-g state per four elements), adding in the same order */
+INLINE void fwd_cols_k(int fast, int algo, const float *x, int64_t xg, int64_t xl, float *y, int64_t yg, int64_t yl, int64_t G, int64_t L,
+                       const float *mx, double a, double b)
+{
+    float f[SM_BLOCK];
     double s[SM_BLOCK];
-    for (int64_t g = 0; g < G; g++) mx[g] = algo == CUDNN_SOFTMAX_FAST ? 0.f : -INFINITY, s[g] = 0;
-    if (algo != CUDNN_SOFTMAX_FAST)
-        for (int64_t l = 0; l < L; l++)
-            for (int64_t g = 0; g < G; g++) mx[g] = x[g * xg + l * xl] > mx[g] ? x[g * xg + l * xl] : mx[g];
+    for (int64_t g = 0; g < G; g++) s[g] = 0;
     const int keep = algo != CUDNN_SOFTMAX_LOG && b == 0;
-    for (int64_t l = 0; l < L; l++) {
+    int64_t l = 0;
+#define SM_E(j) SM_EXP(fast, x[g * xg + (l + (j)) * xl] - mx[g])
+    for (; l + 4 <= L; l += 4) {
+        if (keep) /* simd: x and y are the same tensor or apart, so that no y row overlaps another row of x */
+#pragma omp simd
+            for (int64_t g = 0; g < G; g++) {
+                const float e0 = SM_E(0), e1 = SM_E(1), e2 = SM_E(2), e3 = SM_E(3);
+                y[g * yg + l * yl] = e0, y[g * yg + (l + 1) * yl] = e1, y[g * yg + (l + 2) * yl] = e2, y[g * yg + (l + 3) * yl] = e3;
+                s[g] = s[g] + (double)e0 + (double)e1 + (double)e2 + (double)e3;
+            }
+        else
+            for (int64_t g = 0; g < G; g++) s[g] = s[g] + (double)SM_E(0) + (double)SM_E(1) + (double)SM_E(2) + (double)SM_E(3);
+    }
+    for (; l < L; l++) {
         if (keep)
             for (int64_t g = 0; g < G; g++) {
-                const float e = fdnn_expf(x[g * xg + l * xl] - mx[g]);
+                const float e = SM_E(0);
                 y[g * yg + l * yl] = e;
                 s[g] += (double)e;
             }
         else
-            for (int64_t g = 0; g < G; g++) s[g] += (double)fdnn_expf(x[g * xg + l * xl] - mx[g]);
+            for (int64_t g = 0; g < G; g++) s[g] += (double)SM_E(0);
     }
+#undef SM_E
     const float af = (float)a, bf = (float)b;
     if (algo == CUDNN_SOFTMAX_LOG) {
         for (int64_t g = 0; g < G; g++) f[g] = (float)((double)mx[g] + log(s[g]));
-        for (int64_t l = 0; l < L; l++)
-            for (int64_t g = 0; g < G; g++) {
-                const float v = af * (x[g * xg + l * xl] - f[g]);
-                y[g * yg + l * yl] = b == 0 ? v : v + bf * y[g * yg + l * yl];
-            }
+        for (l = 0; l < L; l++) {
+            if (b == 0)
+                for (int64_t g = 0; g < G; g++) y[g * yg + l * yl] = af * (x[g * xg + l * xl] - f[g]);
+            else
+                for (int64_t g = 0; g < G; g++) y[g * yg + l * yl] = af * (x[g * xg + l * xl] - f[g]) + bf * y[g * yg + l * yl];
+        }
         return;
     }
     for (int64_t g = 0; g < G; g++) f[g] = (float)(a / s[g]);
-    for (int64_t l = 0; l < L; l++) {
+    for (l = 0; l < L; l++) {
         if (keep)
             for (int64_t g = 0; g < G; g++) y[g * yg + l * yl] *= f[g];
         else
-            for (int64_t g = 0; g < G; g++) y[g * yg + l * yl] = f[g] * fdnn_expf(x[g * xg + l * xl] - mx[g]) + bf * y[g * yg + l * yl];
+            for (int64_t g = 0; g < G; g++) y[g * yg + l * yl] = f[g] * SM_EXP(fast, x[g * xg + l * xl] - mx[g]) + bf * y[g * yg + l * yl];
     }
 }
 
-FDNN_CLONES static void fwd_batch(int algo, fview x, fview_w y, int64_t G, int64_t L, double a, double b)
+INLINE void fwd_cols(int algo, const float *x, int64_t xg, int64_t xl, float *y, int64_t yg, int64_t yl, int64_t G, int64_t L, double a,
+                     double b)
 {
-    if (G == 1) { /* the unit-stride case spelled out so that it vectorizes */
-        if (x.ls == 1 && y.ls == 1) fwd_row(algo, x.p, 1, y.p, 1, L, a, b);
-        else fwd_row(algo, x.p, x.ls, y.p, y.ls, L, a, b);
+    float mx[SM_BLOCK], mn[SM_BLOCK];
+    for (int64_t g = 0; g < G; g++) mx[g] = -INFINITY, mn[g] = INFINITY;
+    int64_t l = 0;
+#define SM_MAX(u, v) ((v) > (u) ? (v) : (u))
+#define SM_MIN(u, v) ((v) < (u) ? (v) : (u))
+    for (; l + 4 <= L; l += 4)
+        for (int64_t g = 0; g < G; g++) {
+            const float v0 = x[g * xg + l * xl], v1 = x[g * xg + (l + 1) * xl], v2 = x[g * xg + (l + 2) * xl], v3 = x[g * xg + (l + 3) * xl];
+            mx[g] = SM_MAX(SM_MAX(SM_MAX(SM_MAX(mx[g], v0), v1), v2), v3);
+            mn[g] = SM_MIN(SM_MIN(SM_MIN(SM_MIN(mn[g], v0), v1), v2), v3);
+        }
+    for (; l < L; l++)
+        for (int64_t g = 0; g < G; g++) {
+            const float v = x[g * xg + l * xl];
+            mx[g] = SM_MAX(mx[g], v);
+            mn[g] = SM_MIN(mn[g], v);
+        }
+#undef SM_MAX
+#undef SM_MIN
+    int slow = 0;
+    for (int64_t g = 0; g < G; g++) slow |= !sm_inrange(algo, mn[g], mx[g]);
+    if (algo == CUDNN_SOFTMAX_FAST)
+        for (int64_t g = 0; g < G; g++) mx[g] = 0.f;
+    if (!slow) fwd_cols_k(1, algo, x, xg, xl, y, yg, yl, G, L, mx, a, b);
+    else fwd_cols_k(0, algo, x, xg, xl, y, yg, yl, G, L, mx, a, b);
+}
+
+/* G softmaxes of L elements, at x.p + g*x.gs + l*x.ls: rows (each softmax's elements side by side: INSTANCE,
+ * NHWC CHANNEL) one after the other, else side by side (NCHW CHANNEL, G <= SM_BLOCK); the unit-stride cases
+ * spelled out so that they vectorize */
+FDNN_CLONES static void fwd_batch(int algo, int rows, fview x, fview_w y, int64_t G, int64_t L, double a, double b)
+{
+    if (rows) {
+        if (x.ls == 1 && y.ls == 1)
+            for (int64_t g = 0; g < G; g++) fwd_row(algo, x.p + g * x.gs, 1, y.p + g * y.gs, 1, L, a, b);
+        else
+            for (int64_t g = 0; g < G; g++) fwd_row(algo, x.p + g * x.gs, x.ls, y.p + g * y.gs, y.ls, L, a, b);
     } else {
         if (x.gs == 1 && y.gs == 1) fwd_cols(algo, x.p, 1, x.ls, y.p, 1, y.ls, G, L, a, b);
         else fwd_cols(algo, x.p, x.gs, x.ls, y.p, y.gs, y.ls, G, L, a, b);
@@ -112,11 +224,40 @@ FDNN_CLONES static void fwd_batch(int algo, fview x, fview_w y, int64_t G, int64
 
 /* ------------------------------------------------------------------ backward */
 
-/* dx = alpha*(y*(dy - sum(dy*y))) + beta*dx, or for LOG alpha*(dy - exp(y)*sum(dy)) + beta*dx */
+/* dx = alpha*(y*(dy - sum(dy*y))) + beta*dx, or for LOG alpha*(dy - exp(y)*sum(dy)) + beta*dx, over n
+ * elements with the sum sf given; LOG picks the exp by the range of these n y */
+INLINE void bwd_apply(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t n, float sf, float af,
+                      float bf, int beta)
+{
+    if (algo == CUDNN_SOFTMAX_LOG) {
+        float mx, mn;
+        row_range(y, yl, n, &mx, &mn);
+        const int fast = mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI;
+#define SM_BWD_LOG(F)                                                                                                                        \
+    do {                                                                                                                                     \
+        if (!beta)                                                                                                                           \
+            for (int64_t l = 0; l < n; l++) dx[l * dxl] = af * (dy[l * dyl] - SM_EXP(F, y[l * yl]) * sf);                                    \
+        else                                                                                                                                 \
+            for (int64_t l = 0; l < n; l++) dx[l * dxl] = af * (dy[l * dyl] - SM_EXP(F, y[l * yl]) * sf) + bf * dx[l * dxl];                 \
+    } while (0)
+        if (fast) SM_BWD_LOG(1);
+        else SM_BWD_LOG(0);
+#undef SM_BWD_LOG
+    } else {
+        if (!beta)
+            for (int64_t l = 0; l < n; l++) dx[l * dxl] = af * (y[l * yl] * (dy[l * dyl] - sf));
+        else
+            for (int64_t l = 0; l < n; l++) dx[l * dxl] = af * (y[l * yl] * (dy[l * dyl] - sf)) + bf * dx[l * dxl];
+    }
+}
+
+#define SM_BWD_CHUNK 256 /* LOG: elements of a row whose exp range is checked together */
+
 INLINE void bwd_row(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t L, double a, double b)
 {
+    const int log_sm = algo == CUDNN_SOFTMAX_LOG;
     double s = 0;
-    if (algo == CUDNN_SOFTMAX_LOG) {
+    if (log_sm) {
 #pragma omp simd reduction(+ : s)
         for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl];
     } else {
@@ -124,16 +265,10 @@ INLINE void bwd_row(int algo, const float *y, int64_t yl, const float *dy, int64
         for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl] * (double)y[l * yl];
     }
     const float sf = (float)s, af = (float)a, bf = (float)b;
-    if (algo == CUDNN_SOFTMAX_LOG) {
-        if (b == 0)
-            for (int64_t l = 0; l < L; l++) dx[l * dxl] = af * (dy[l * dyl] - fdnn_expf(y[l * yl]) * sf);
-        else
-            for (int64_t l = 0; l < L; l++) dx[l * dxl] = af * (dy[l * dyl] - fdnn_expf(y[l * yl]) * sf) + bf * dx[l * dxl];
-    } else {
-        if (b == 0)
-            for (int64_t l = 0; l < L; l++) dx[l * dxl] = af * (y[l * yl] * (dy[l * dyl] - sf));
-        else
-            for (int64_t l = 0; l < L; l++) dx[l * dxl] = af * (y[l * yl] * (dy[l * dyl] - sf)) + bf * dx[l * dxl];
+    const int64_t chunk = log_sm ? SM_BWD_CHUNK : L;
+    for (int64_t l0 = 0; l0 < L; l0 += chunk) {
+        const int64_t n = L - l0 < chunk ? L - l0 : chunk;
+        bwd_apply(algo, y + l0 * yl, yl, dy + l0 * dyl, dyl, dx + l0 * dxl, dxl, n, sf, af, bf, b != 0);
     }
 }
 
@@ -144,33 +279,54 @@ INLINE void bwd_cols(int algo, const float *y, int64_t yg, int64_t yl, const flo
     float sf[SM_BLOCK];
     const int log_sm = algo == CUDNN_SOFTMAX_LOG;
     for (int64_t g = 0; g < G; g++) s[g] = 0;
-    for (int64_t l = 0; l < L; l++) {
+    int64_t l = 0; /* four l at a time, adding in the same order */
+#define SM_T(j) (log_sm ? (double)dy[g * dyg + (l + (j)) * dyl] : (double)dy[g * dyg + (l + (j)) * dyl] * (double)y[g * yg + (l + (j)) * yl])
+    for (; l + 4 <= L; l += 4) {
         if (log_sm)
-            for (int64_t g = 0; g < G; g++) s[g] += (double)dy[g * dyg + l * dyl];
+            for (int64_t g = 0; g < G; g++) s[g] = s[g] + SM_T(0) + SM_T(1) + SM_T(2) + SM_T(3);
         else
-            for (int64_t g = 0; g < G; g++) s[g] += (double)dy[g * dyg + l * dyl] * (double)y[g * yg + l * yl];
+            for (int64_t g = 0; g < G; g++) s[g] = s[g] + SM_T(0) + SM_T(1) + SM_T(2) + SM_T(3);
     }
+    for (; l < L; l++) {
+        if (log_sm)
+            for (int64_t g = 0; g < G; g++) s[g] += SM_T(0);
+        else
+            for (int64_t g = 0; g < G; g++) s[g] += SM_T(0);
+    }
+#undef SM_T
     for (int64_t g = 0; g < G; g++) sf[g] = (float)s[g];
     const float af = (float)a, bf = (float)b;
-    for (int64_t l = 0; l < L; l++) {
+    for (l = 0; l < L; l++) {
         const float *yr = y + l * yl, *dr = dy + l * dyl;
         float *xr = dx + l * dxl;
-        if (log_sm && b == 0)
-            for (int64_t g = 0; g < G; g++) xr[g * dxg] = af * (dr[g * dyg] - fdnn_expf(yr[g * yg]) * sf[g]);
-        else if (log_sm)
-            for (int64_t g = 0; g < G; g++) xr[g * dxg] = af * (dr[g * dyg] - fdnn_expf(yr[g * yg]) * sf[g]) + bf * xr[g * dxg];
-        else if (b == 0)
+        if (log_sm) {
+            float mx, mn;
+            row_range(yr, yg, G, &mx, &mn);
+            const int fast = mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI;
+#define SM_BWD_LOG(F)                                                                                                                        \
+    do {                                                                                                                                     \
+        if (b == 0)                                                                                                                          \
+            for (int64_t g = 0; g < G; g++) xr[g * dxg] = af * (dr[g * dyg] - SM_EXP(F, yr[g * yg]) * sf[g]);                                \
+        else                                                                                                                                 \
+            for (int64_t g = 0; g < G; g++) xr[g * dxg] = af * (dr[g * dyg] - SM_EXP(F, yr[g * yg]) * sf[g]) + bf * xr[g * dxg];             \
+    } while (0)
+            if (fast) SM_BWD_LOG(1);
+            else SM_BWD_LOG(0);
+#undef SM_BWD_LOG
+        } else if (b == 0)
             for (int64_t g = 0; g < G; g++) xr[g * dxg] = af * (yr[g * yg] * (dr[g * dyg] - sf[g]));
         else
             for (int64_t g = 0; g < G; g++) xr[g * dxg] = af * (yr[g * yg] * (dr[g * dyg] - sf[g])) + bf * xr[g * dxg];
     }
 }
 
-FDNN_CLONES static void bwd_batch(int algo, fview y, fview dy, fview_w dx, int64_t G, int64_t L, double a, double b)
+FDNN_CLONES static void bwd_batch(int algo, int rows, fview y, fview dy, fview_w dx, int64_t G, int64_t L, double a, double b)
 {
-    if (G == 1) {
-        if (y.ls == 1 && dy.ls == 1 && dx.ls == 1) bwd_row(algo, y.p, 1, dy.p, 1, dx.p, 1, L, a, b);
-        else bwd_row(algo, y.p, y.ls, dy.p, dy.ls, dx.p, dx.ls, L, a, b);
+    if (rows) {
+        if (y.ls == 1 && dy.ls == 1 && dx.ls == 1)
+            for (int64_t g = 0; g < G; g++) bwd_row(algo, y.p + g * y.gs, 1, dy.p + g * dy.gs, 1, dx.p + g * dx.gs, 1, L, a, b);
+        else
+            for (int64_t g = 0; g < G; g++) bwd_row(algo, y.p + g * y.gs, y.ls, dy.p + g * dy.gs, dy.ls, dx.p + g * dx.gs, dx.ls, L, a, b);
     } else {
         if (y.gs == 1 && dy.gs == 1 && dx.gs == 1) bwd_cols(algo, y.p, 1, y.ls, dy.p, 1, dy.ls, dx.p, 1, dx.ls, G, L, a, b);
         else bwd_cols(algo, y.p, y.gs, y.ls, dy.p, dy.gs, dy.ls, dx.p, dx.gs, dx.ls, G, L, a, b);
@@ -179,11 +335,12 @@ FDNN_CLONES static void bwd_batch(int algo, fview y, fview dy, fview_w dx, int64
 
 /* ------------------------------------------------------------------ driver */
 
-/* The batches of the call: INSTANCE one per image (tensors dense per image, in one layout), CHANNEL one
- * per (image, block of positions) or, where the channels are innermost, per (image, position). */
+/* The batches of the call: INSTANCE one per image (tensors dense per image, in one layout), CHANNEL one per
+ * (image, block of blk positions): rows where the channels are innermost, else side by side. The blocks are at
+ * most SM_ROWS or SM_BLOCK positions and small enough for two tasks a thread; the results do not depend on them. */
 typedef struct {
-    int instance, per_pos;
-    int64_t n, c, s, tasks, per_img;
+    int instance, rows;
+    int64_t n, c, s, blk, tasks, per_img;
 } sm_plan;
 
 static int plan(int mode, const fdnn_tensor *const *t, fdnn_ncs *v, int nt, sm_plan *p)
@@ -197,10 +354,18 @@ static int plan(int mode, const fdnn_tensor *const *t, fdnn_ncs *v, int nt, sm_p
     if (p->instance) { /* one run of C*S floats per image, in the same order in every tensor */
         for (int i = 0; i < nt; i++)
             if (!fdnn_ops_flat(t[i], t[0]) || v[i].sn != p->c * p->s) return 0;
+        p->rows = 1;
         p->per_img = 1;
     } else {
-        p->per_pos = v[0].sc == 1 && p->c >= 8; /* channels innermost: vectorize over them */
-        p->per_img = p->per_pos ? p->s : (p->s + SM_BLOCK - 1) / SM_BLOCK;
+        p->rows = v[0].sc == 1 && p->c >= 8; /* channels innermost: vectorize over them */
+        const int64_t cap = p->rows ? SM_ROWS : SM_BLOCK, threads = SM_PARALLEL(p) ? fdnn_ops_max_threads() : 1;
+        int64_t nb = (p->s + cap - 1) / cap;
+        const int64_t want = (2 * threads + p->n - 1) / p->n; /* blocks per image for two tasks a thread */
+        if (nb < want) nb = want < p->s ? want : p->s;
+        int64_t blk = (p->s + nb - 1) / nb;
+        blk = (blk + 15) / 16 * 16;
+        p->blk = blk < cap ? blk : cap;
+        p->per_img = (p->s + p->blk - 1) / p->blk;
     }
     p->tasks = p->n * p->per_img;
     return 1;
@@ -212,11 +377,9 @@ static void task_view(const sm_plan *p, const fdnn_ncs *v, int64_t k, int64_t *o
     const int64_t n = k / p->per_img, j = k % p->per_img;
     if (p->instance) {
         *off = n * v->sn, *G = 1, *L = p->c * p->s, *gs = 0, *ls = 1;
-    } else if (p->per_pos) {
-        *off = n * v->sn + j * v->ss, *G = 1, *L = p->c, *gs = 0, *ls = v->sc;
     } else {
-        const int64_t s0 = j * SM_BLOCK;
-        *off = n * v->sn + s0 * v->ss, *G = p->s - s0 < SM_BLOCK ? p->s - s0 : SM_BLOCK, *L = p->c, *gs = v->ss, *ls = v->sc;
+        const int64_t s0 = j * p->blk;
+        *off = n * v->sn + s0 * v->ss, *G = p->s - s0 < p->blk ? p->s - s0 : p->blk, *L = p->c, *gs = v->ss, *ls = v->sc;
     }
 }
 
@@ -226,7 +389,7 @@ int fdnn_cpu_softmax_fwd_f32(int algo, int mode, double a, const fdnn_tensor *xd
     fdnn_ncs v[2];
     sm_plan p;
     if (!plan(mode, t, v, 2, &p)) return 0;
-#pragma omp parallel for schedule(static) if (p.n * p.c * p.s > 65536)
+#pragma omp parallel for schedule(static) if (SM_PARALLEL(&p))
     for (int64_t k = 0; k < p.tasks; k++) {
         int64_t ox, oy, G, L;
         fview xv;
@@ -235,7 +398,7 @@ int fdnn_cpu_softmax_fwd_f32(int algo, int mode, double a, const fdnn_tensor *xd
         task_view(&p, &v[1], k, &oy, &G, &L, &yv.gs, &yv.ls);
         xv.p = (const float *)x + ox;
         yv.p = (float *)y + oy;
-        fwd_batch(algo, xv, yv, G, L, a, b);
+        fwd_batch(algo, p.rows, xv, yv, G, L, a, b);
     }
     return 1;
 }
@@ -247,7 +410,7 @@ int fdnn_cpu_softmax_bwd_f32(int algo, int mode, double a, const fdnn_tensor *yd
     fdnn_ncs v[3];
     sm_plan p;
     if (!plan(mode, t, v, 3, &p)) return 0;
-#pragma omp parallel for schedule(static) if (p.n * p.c * p.s > 65536)
+#pragma omp parallel for schedule(static) if (SM_PARALLEL(&p))
     for (int64_t k = 0; k < p.tasks; k++) {
         int64_t oy, od, ox, G, L;
         fview yv, dv;
@@ -258,7 +421,7 @@ int fdnn_cpu_softmax_bwd_f32(int algo, int mode, double a, const fdnn_tensor *yd
         yv.p = (const float *)y + oy;
         dv.p = (const float *)dy + od;
         xv.p = (float *)dx + ox;
-        bwd_batch(algo, yv, dv, xv, G, L, a, b);
+        bwd_batch(algo, p.rows, yv, dv, xv, G, L, a, b);
     }
     return 1;
 }

@@ -145,6 +145,142 @@ static void wide_range(cudnnHandle_t h)
     }
 }
 
+/* The CPU FLOAT fast path (src/cpu/softmax_cpu.c), required (FREEDNN_CPU_FAST_PATH=2): every algorithm, both
+ * modes, alpha/beta, in NCHW, NHWC and the gapped layouts it takes, with row lengths, channel counts and
+ * position blocks that leave vector tails (1-element rows, C = 1..69, S up to 1100: two position blocks) */
+static void cpu_fast_sizes(cudnnHandle_t h)
+{
+    static const int dims[][4] = {{2, 1, 1, 1}, {3, 1, 5, 1}, {2, 3, 1, 7}, {2, 8, 3, 3}, {1, 13, 7, 5}, {2, 17, 1, 1},
+                                  {2, 64, 2, 9}, {1, 69, 5, 3}, {2, 5, 20, 55}, {1, 9, 37, 30}};
+    static const int lays[4] = {OL_NCHW, OL_NHWC, OL_GAPS, OL_GAPS_NHWC};
+    th_cpu_fast_path("2");
+    for (int d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
+        for (int a = 0; a < 3; a++)
+            for (int m = 0; m < 2; m++)
+                for (int li = 0; li < (m == 0 ? 2 : 4); li++) {
+                    g_fix = dims[d], g_fnd = 4;
+                    /* 1-element groups (C = 1; INSTANCE of 1x1x1): beta != 0, else every output is 0 or alpha */
+                    one_case(h, CUDNN_DATA_FLOAT, a, m, dims[d][1] == 1 ? 2 + (a + li) % 2 : d + a + li, lays[li]);
+                }
+    g_fix = NULL;
+    th_cpu_fast_path(NULL);
+}
+
+/* The fast path's two exps (fdnn_expf_inrange where a group's shifted inputs all lie in [-87, 88], else
+ * fdnn_expf) must agree bit for bit, so that where the range check splits a tensor cannot change a result: the
+ * same inputs, shifted down to -86.5, once as they are and once with one of them -inf (that group, block or
+ * chunk taking fdnn_expf; e^-86.5 adds nothing to a sum >= 1) give the same outputs elsewhere. Also NaN: one
+ * NaN input in a group on the fast exp makes that group, and only it, NaN. */
+static void cpu_fast_exp_agrees(cudnnHandle_t h)
+{
+    static const int dims[3][4] = {{2, 3, 23, 29}, {2, 64, 5, 7}, {1, 2, 1, 1301}};
+    th_cpu_fast_path("2");
+    for (int d = 0; d < 3; d++)
+        for (int a = 0; a < 3; a++)
+            for (int m = 0; m < 2; m++)
+                for (int lay = 0; lay < 2; lay++)
+                    for (int ab = 0; ab < 2; ab++) {
+                        tt X, Y, DY, DX;
+                        tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dims[d], lay);
+                        tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dims[d], lay);
+                        tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, dims[d], lay);
+                        tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, dims[d], lay);
+                        const int64_t n = X.n, j = n / 2 + 1; /* the element made -inf, NaN */
+                        const int64_t C = dims[d][1], S = (int64_t)dims[d][2] * dims[d][3];
+                        double *x = dalloc(n), *r0 = dalloc(n), *r1 = dalloc(n), *b0 = dalloc(n), *b1 = dalloc(n), *y0 = dalloc(n), *dy = dalloc(n);
+                        th_fill_uniform(x, (size_t)n, a == CUDNN_SOFTMAX_FAST ? -20 : -46, a == CUDNN_SOFTMAX_FAST ? 87.5 : 40);
+                        /* x[j]: 86.5 below its group's max (FAST: -86.5, the sum >= e^-20) */
+                        double gmax = -INFINITY;
+                        for (int64_t i = 0; i < (m == CUDNN_SOFTMAX_MODE_INSTANCE ? C * S : C); i++) {
+                            const int64_t at = m == CUDNN_SOFTMAX_MODE_INSTANCE ? j / (C * S) * C * S + i : j / (C * S) * C * S + i * S + j % S;
+                            if (at != j && x[at] > gmax) gmax = x[at];
+                        }
+                        x[j] = a == CUDNN_SOFTMAX_FAST ? -86.5 : gmax - 86.5;
+                        for (int64_t i = 0; i < n; i++) x[i] = (float)x[i];
+                        th_fill_uniform(dy, (size_t)n, -2, 2);
+                        th_fill_uniform(y0, (size_t)n, -3, 3);
+                        const float alpha = ab ? 2.f : 1.f, beta = ab ? 0.5f : 0.f;
+                        for (int pass = 0; pass < 2; pass++) {
+                            double *r = pass ? r1 : r0, *bb = pass ? b1 : b0, keep = x[j];
+                            if (pass) x[j] = -INFINITY;
+                            tt_fill(h, &X, x, 0);
+                            tt_fill(h, &Y, y0, 0);
+                            TH_OK(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)a, (cudnnSoftmaxMode_t)m, &alpha, X.d, X.dev, &beta, Y.d, Y.dev));
+                            tt_read(h, &Y, r);
+                            /* backward: y = the inputs (LOG: log-probabilities in [-86.5, 0] and one -inf) */
+                            for (int64_t i = 0; i < n; i++) bb[i] = -0.99 * fabs(x[i] - (a == CUDNN_SOFTMAX_FAST ? 0 : gmax));
+                            tt_fill(h, &Y, bb, 0);
+                            tt_fill(h, &DY, dy, 0);
+                            tt_fill(h, &DX, y0, 0);
+                            TH_OK(cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)a, (cudnnSoftmaxMode_t)m, &alpha, Y.d, Y.dev, DY.d, DY.dev, &beta, DX.d,
+                                                       DX.dev));
+                            tt_read(h, &DX, bb);
+                            x[j] = keep;
+                        }
+                        int64_t bad = -1, badb = -1;
+                        for (int64_t i = 0; i < n; i++) {
+                            if (i == j) continue;
+                            if (bad < 0 && !(r0[i] == r1[i] && !isnan(r0[i]))) bad = i;
+                            if (badb < 0 && !(b0[i] == b1[i] && !isnan(b0[i])) && a == CUDNN_SOFTMAX_LOG) badb = i;
+                        }
+                        if (isnan(r1[j]) || isnan(b1[j])) bad = j; /* the -inf input: 0 (LOG -inf) and a finite gradient */
+                        TH_CHECK(bad < 0 && badb < 0, "softmax fast exp vs fdnn_expf: algo=%d mode=%d layout %d ab %d: forward differs at %lld, LOG backward at %lld",
+                                 a, m, lay, ab, (long long)bad, (long long)badb);
+                        /* one NaN (forward: x; LOG backward: y) in the fast exp's range */
+                        x[j] = NAN;
+                        tt_fill(h, &X, x, 0);
+                        tt_fill(h, &Y, y0, 0);
+                        TH_OK(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)a, (cudnnSoftmaxMode_t)m, &alpha, X.d, X.dev, &beta, Y.d, Y.dev));
+                        tt_read(h, &Y, r0);
+                        int64_t nans = 0, want = m == CUDNN_SOFTMAX_MODE_INSTANCE ? n / dims[d][0] : dims[d][1];
+                        for (int64_t i = 0; i < n; i++) nans += isnan(r0[i]);
+                        (void)C;
+                        TH_CHECK(isnan(r0[j]) && nans == want, "softmax algo=%d mode=%d layout %d: a NaN input made %lld outputs NaN, want its %lld", a, m,
+                                 lay, (long long)nans, (long long)want);
+                        free(x); free(r0); free(r1); free(b0); free(b1); free(y0); free(dy);
+                        tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+                    }
+    /* FAST with an input in (88, 88.72]: e^x is a finite float, but beyond fdnn_expf_inrange's range */
+    {
+        int d2[4] = {1, 2, 1, 1};
+        tt X, Y;
+        tt_make(h, &X, CUDNN_DATA_FLOAT, 4, d2, OL_NCHW);
+        tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, d2, OL_NCHW);
+        double xv[2] = {88.5, 0}, got[2];
+        const float one = 1, zero = 0;
+        tt_fill(h, &X, xv, 0);
+        TH_OK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, &zero, Y.d, Y.dev));
+        tt_read(h, &Y, got);
+        TH_CHECK(fabs(got[0] - 1) < 1e-5 && got[1] >= 0 && got[1] < 1e-38, "softmax FAST of (88.5, 0): got (%g, %g)", got[0], got[1]);
+        tt_free(h, &X); tt_free(h, &Y);
+    }
+    /* ACCURATE and LOG with one input 95 below the max (e^-95 is subnormal: fdnn_expf's range), at channel 3 of
+     * 9, two positions: INSTANCE, CHANNEL NCHW (positions side by side) and NHWC (rows) */
+    for (int v = 0; v < 6; v++) {
+        const int inst = v % 3 == 0, lay = v % 3 == 2 ? OL_NHWC : OL_NCHW, algo = v < 3 ? CUDNN_SOFTMAX_ACCURATE : CUDNN_SOFTMAX_LOG;
+        int d2[4] = {1, 9, 1, 2};
+        tt X, Y;
+        tt_make(h, &X, CUDNN_DATA_FLOAT, 4, d2, lay);
+        tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, d2, lay);
+        static const double base[9] = {0, -1, -2, -95, -3, -0.5, -1.5, -2.5, -4};
+        double xv[18], got[18], want[18];
+        for (int i = 0; i < 18; i++) xv[i] = base[i / 2] - 0.25 * (i % 2);
+        const float one = 1, zero = 0;
+        tt_fill(h, &X, xv, 0);
+        TH_OK(cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, inst ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL, &one, X.d, X.dev, &zero,
+                                  Y.d, Y.dev));
+        tt_read(h, &Y, got);
+        ref_softmax_fwd(algo, inst ? RS_INSTANCE : RS_CHANNEL, 1, 9, 2, xv, want);
+        int ok = 1;
+        for (int i = 0; i < 18; i++)
+            ok &= algo == CUDNN_SOFTMAX_ACCURATE && i / 2 == 3 ? got[i] >= 0 && got[i] < 1e-38 : fabs(got[i] - want[i]) <= 1e-5 * fabs(want[i]);
+        TH_CHECK(ok, "softmax algo=%d %s layout %d with an input 95 below the max: got %g %g, want %g %g", algo, inst ? "INSTANCE" : "CHANNEL", lay, got[0],
+                 got[6], want[0], want[6]);
+        tt_free(h, &X); tt_free(h, &Y);
+    }
+    th_cpu_fast_path(NULL);
+}
+
 static void errors(cudnnHandle_t h)
 {
     int d[4] = {2, 3, 4, 5}, e[4] = {2, 3, 4, 4};
@@ -222,6 +358,10 @@ int main(void)
     for (int a = 0; a < 3; a++)
         for (int m = 0; m < 2; m++) grad_check(h, a, m);
     wide_range(h);
+    if (!th_is_gpu(h)) {
+        cpu_fast_sizes(h);
+        cpu_fast_exp_agrees(h);
+    }
     errors(h);
     cudnnDestroy(h);
     return th_finish();
