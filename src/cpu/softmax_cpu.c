@@ -28,11 +28,14 @@ typedef struct { float *p; int64_t gs, ls; } fview_w;      /* written operand */
 #define SM_EXP(fast, v) ((fast) ? fdnn_expf_inrange(v) : fdnn_expf(v))
 #define SM_VL 8 /* lanes of the row reductions (an AVX2 vector of floats) */
 
+/* Whether e^v may use fdnn_expf_inrange for every v in [mn, mx] (no shift: FAST forward, LOG backward) */
+INLINE int exp_inrange(float mn, float mx) { return mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI; }
+
 /* Whether e^(x - m) may use fdnn_expf_inrange for every x of a group whose non-NaN inputs lie in [mn, mx] (mx
  * -inf, mn +inf: none), m the shift (mx, or 0 for FAST). NaN inputs give NaN either way. */
 INLINE int sm_inrange(int algo, float mn, float mx)
 {
-    if (algo == CUDNN_SOFTMAX_FAST) return mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI;
+    if (algo == CUDNN_SOFTMAX_FAST) return exp_inrange(mn, mx);
     return mn - mx >= FDNN_EXPF_INRANGE_LO; /* false for inf - inf (+inf or only -inf inputs) */
 }
 
@@ -232,7 +235,7 @@ INLINE void bwd_apply(int algo, const float *y, int64_t yl, const float *dy, int
     if (algo == CUDNN_SOFTMAX_LOG) {
         float mx, mn;
         row_range(y, yl, n, &mx, &mn);
-        const int fast = mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI;
+        const int fast = exp_inrange(mn, mx);
 #define SM_BWD_LOG(F)                                                                                                                        \
     do {                                                                                                                                     \
         if (!beta)                                                                                                                           \
@@ -279,7 +282,8 @@ INLINE void bwd_cols(int algo, const float *y, int64_t yg, int64_t yl, const flo
     float sf[SM_BLOCK];
     const int log_sm = algo == CUDNN_SOFTMAX_LOG;
     for (int64_t g = 0; g < G; g++) s[g] = 0;
-    int64_t l = 0; /* four l at a time, adding in the same order */
+    int64_t l = 0; /* four l at a time, adding in the same order; each loop below is written once per branch of
+                    * log_sm, so that SM_T's test of it is a constant there */
 #define SM_T(j) (log_sm ? (double)dy[g * dyg + (l + (j)) * dyl] : (double)dy[g * dyg + (l + (j)) * dyl] * (double)y[g * yg + (l + (j)) * yl])
     for (; l + 4 <= L; l += 4) {
         if (log_sm)
@@ -302,7 +306,7 @@ INLINE void bwd_cols(int algo, const float *y, int64_t yg, int64_t yl, const flo
         if (log_sm) {
             float mx, mn;
             row_range(yr, yg, G, &mx, &mn);
-            const int fast = mn >= FDNN_EXPF_INRANGE_LO && mx <= FDNN_EXPF_INRANGE_HI;
+            const int fast = exp_inrange(mn, mx);
 #define SM_BWD_LOG(F)                                                                                                                        \
     do {                                                                                                                                     \
         if (b == 0)                                                                                                                          \
