@@ -31,6 +31,7 @@
 #include "ew_dense.cuh"
 #include "conv_mma_ptx.cuh"
 #include "cluster.cuh"
+#include "pdl.cuh"
 extern "C" {
 #include "cuda_backend.h"
 #include "cuda_internal.h"
@@ -460,6 +461,7 @@ __global__ void __launch_bounds__(256) bn_apply_kernel(const T *x, const T *dy, 
     /* shared arrays: fwd mean, inv, sc, bi; bwd mean, inv, k1, dbm, dsm */
     const int src_f[4] = {CO_MEAN, CO_INV, CO_SC, CO_BI}, src_b[5] = {CO_MEAN, CO_INV, CO_K1, CO_DBM, CO_DSM};
     const int NPAR = BWD ? 5 : 4;
+    fdnn_pdl_wait(); /* launched dependent on bn_fin_kernel, which writes coef */
 #pragma unroll
     for (int j = 0; j < NPAR; j++) {
         const A *src = coef + (size_t)(BWD ? src_b[j] : src_f[j]) * C;
@@ -519,7 +521,7 @@ __global__ void __launch_bounds__(256) bn_apply_kernel(const T *x, const T *dy, 
  * NPAR * C * sizeof(A) fits in 48 KB of shared memory). */
 template <typename T, typename A, bool BWD>
 cudnnStatus_t bn_apply_launch(cudnnHandle_t h, const T *x, const T *dy, T *out, long long n, long long C, long long S, int nhwc, const A *coef,
-                              A alpha, A beta, const char *name)
+                              A alpha, A beta, const char *name, bool after_fin = false)
 {
     const unsigned L = 16 / sizeof(T);
     const int vec = fdnn_ewd::aligned16(x) && fdnn_ewd::aligned16(out) && (!BWD || fdnn_ewd::aligned16(dy));
@@ -532,13 +534,19 @@ cudnnStatus_t bn_apply_launch(cudnnHandle_t h, const T *x, const T *dy, T *out, 
     if (grid < 1) grid = 1;
     const size_t shm = (BWD ? 5 : 4) * sizeof(A) * (size_t)C;
     cudaStream_t s = fdnn_cuda_stream(h);
+    const fdnn_cuda_state *cs = (const fdnn_cuda_state *)h->cuda;
+    const int dev = cs ? cs->device : -1, cc = cs ? cs->cc : 0;
+    cudaError_t e;
     if (cm == 0)
-        bn_apply_kernel<T, A, BWD, 0><<<(unsigned)grid, 256, shm, s>>>(x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
+        e = fdnn_launch_pdl(after_fin && fdnn_pdl_ok<bn_apply_kernel<T, A, BWD, 0>>(dev, cc), bn_apply_kernel<T, A, BWD, 0>, dim3((unsigned)grid), dim3(256),
+                            shm, s, x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
     else if (cm == 1)
-        bn_apply_kernel<T, A, BWD, 1><<<(unsigned)grid, 256, shm, s>>>(x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
+        e = fdnn_launch_pdl(after_fin && fdnn_pdl_ok<bn_apply_kernel<T, A, BWD, 1>>(dev, cc), bn_apply_kernel<T, A, BWD, 1>, dim3((unsigned)grid), dim3(256),
+                            shm, s, x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
     else
-        bn_apply_kernel<T, A, BWD, 2><<<(unsigned)grid, 256, shm, s>>>(x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
-    return fdnn_cuda_check(cudaGetLastError(), name);
+        e = fdnn_launch_pdl(after_fin && fdnn_pdl_ok<bn_apply_kernel<T, A, BWD, 2>>(dev, cc), bn_apply_kernel<T, A, BWD, 2>, dim3((unsigned)grid), dim3(256),
+                            shm, s, x, dy, out, (unsigned)n, fS, fC, coef, alpha, beta, vec);
+    return fdnn_cuda_check(e, name);
 }
 
 /* Inference coefficients: mean, 1/sqrt(var+eps) (norm_fwd_kernel's double formula), scale and
@@ -746,6 +754,7 @@ __global__ void __launch_bounds__(256) bn_part_kernel(const T *x, const T *dy, c
     const unsigned L = VEC ? 16 / sizeof(T) : 1;
     __shared__ A sh[256];
     const unsigned C = g.C;
+    fdnn_pdl_trigger(); /* bn_fin_kernel may be scheduled once every block has started */
     if (NHWC) {
         const unsigned CU = C / L, CG = (CU + g.bx - 1) / g.bx;
         const unsigned cu = (blockIdx.x % CG) * g.bx + threadIdx.x, rp = blockIdx.x / CG;
@@ -850,6 +859,18 @@ template <typename T, typename A> __global__ void __launch_bounds__(BN_FIN_THREA
      * the same result on every run. A warp per channel (lane-strided, 17 partials a lane at RP =
      * 528) took 13 us on an H100 against 43 us for bn_part_kernel. */
     __shared__ A ws1[BN_FIN_THREADS / 32], ws2[BN_FIN_THREADS / 32];
+    /* Launched dependent on bn_part_kernel (pdl.cuh): what it does not write (x, the parameters,
+     * the saved statistics) is read before the wait, so those loads overlap its tail. */
+    const long long ob = poff(p.lsb, c);
+    A K = 0, sc = 0, bi = 0, sm = 0, si = 0;
+    if (t == 0) {
+        if (mode < 3) K = to_acc<A>(p.x[p.lx.sc == 1 ? (long long)c : (long long)c * p.S]);
+        if (mode == 0 || mode >= 3) sc = p.scale[ob];
+        if (mode == 0) bi = p.bias[ob];
+        if (mode == 4) sm = p.saved_mean[o], si = p.saved_inv[o];
+    }
+    fdnn_pdl_trigger();
+    fdnn_pdl_wait();
     A t1 = 0, t2 = 0;
     const A *pc = part + 2 * (size_t)c * RP; /* the channel's RP pairs are contiguous: coalesced across threads */
 #pragma unroll 4
@@ -866,21 +887,18 @@ template <typename T, typename A> __global__ void __launch_bounds__(BN_FIN_THREA
     if (mode >= 3) {
         A inv;
         if (mode == 4) { /* saved statistics: bn_apply_kernel reads them from coef */
-            mean_[c] = p.saved_mean[o];
-            inv_[c] = inv = p.saved_inv[o];
+            mean_[c] = sm;
+            inv_[c] = inv = si;
         } else {
             inv = inv_[c];
         }
         const A db = t1, ds = t2 * inv;
-        const long long ob = poff(p.lsb, c);
-        const A sc = p.scale[ob];
         k1_[c] = sc * inv;
         dbm_[c] = db / Mf;
         dsm_[c] = ds / Mf;
         store_param_grads(p, ob, ds, db);
         return;
     }
-    const A K = to_acc<A>(p.x[p.lx.sc == 1 ? (long long)c : (long long)c * p.S]);
     A mean, var;
     shifted_moments(K, t1, t2, Mf, &mean, &var);
     const double invd = 1.0 / sqrt((double)var + p.eps);
@@ -888,9 +906,8 @@ template <typename T, typename A> __global__ void __launch_bounds__(BN_FIN_THREA
     var_[c] = var;
     inv_[c] = (A)invd;
     if (mode == 0) {
-        const long long ob = poff(p.lsb, c);
-        coef[CO_SC * C + c] = p.scale[ob];
-        coef[CO_BI * C + c] = p.bias[ob];
+        coef[CO_SC * C + c] = sc;
+        coef[CO_BI * C + c] = bi;
         store_batch_stats(p, o, mean, var, invd);
     }
 }
@@ -1018,24 +1035,36 @@ template <typename T, typename A> int try_bn_fast(cudnnHandle_t h, const fdnn_no
     A *coef = (A *)cs->scratch, *part = coef + CO_N * (size_t)p.C;
     cudaStream_t s = fdnn_cuda_stream(h);
     const unsigned fgrid = (unsigned)p.C; /* bn_fin_kernel: a block per channel */
+    /* bn_fin_kernel and bn_apply_kernel start while the kernel before them ends (pdl.cuh) */
+    const bool fin_pdl = fdnn_pdl_ok<bn_fin_kernel<T, A>>(cs->device, cs->cc);
     /* statistics (forward; backward without saved statistics) */
     if (train || !p.saved_mean) {
         if (nhwc) bn_part_launch<T, A, true, false>(h, s, p, vec, cs->scratch_bytes, coef, NULL, 0, part, &g);
         else bn_part_launch<T, A, false, false>(h, s, p, vec, cs->scratch_bytes, coef, NULL, 0, part, &g);
-        bn_fin_kernel<T, A><<<fgrid, BN_FIN_THREADS, 0, s>>>(p, coef, part, g.RP, train ? 0 : 1);
+        const cudaError_t e = fdnn_launch_pdl(fin_pdl, bn_fin_kernel<T, A>, dim3(fgrid), dim3(BN_FIN_THREADS), 0, s, p, coef, (const A *)part, g.RP,
+                                              train ? 0 : 1);
+        if (e != cudaSuccess) {
+            *st = fdnn_cuda_check(e, "batch norm statistics (bn_part_kernel, bn_fin_kernel)");
+            return 1;
+        }
     }
     if (train) {
         *st = bn_apply_launch<T, A, false>(h, p.x, NULL, p.y, n, p.C, p.S, nhwc, coef, p.alpha, p.beta,
-                                           "batch norm training (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)");
+                                           "batch norm training (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)", true);
         return 1;
     }
     /* backward sums around the mean: the saved one read in place (channel c at c * ks), else
      * the one just computed */
     if (nhwc) bn_part_launch<T, A, true, true>(h, s, p, vec, cs->scratch_bytes, coef, p.saved_mean, ks, part, &g);
     else bn_part_launch<T, A, false, true>(h, s, p, vec, cs->scratch_bytes, coef, p.saved_mean, ks, part, &g);
-    bn_fin_kernel<T, A><<<fgrid, BN_FIN_THREADS, 0, s>>>(p, coef, part, g.RP, p.saved_mean ? 4 : 3);
+    const cudaError_t e = fdnn_launch_pdl(fin_pdl, bn_fin_kernel<T, A>, dim3(fgrid), dim3(BN_FIN_THREADS), 0, s, p, coef, (const A *)part, g.RP,
+                                          p.saved_mean ? 4 : 3);
+    if (e != cudaSuccess) {
+        *st = fdnn_cuda_check(e, "batch norm backward (bn_part_kernel, bn_fin_kernel)");
+        return 1;
+    }
     *st = bn_apply_launch<T, A, true>(h, p.x, p.dy, p.dx, n, p.C, p.S, nhwc, coef, p.alpha, p.beta,
-                                      "batch norm backward (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)");
+                                      "batch norm backward (bn_part_kernel, bn_fin_kernel, bn_apply_kernel)", true);
     return 1;
 }
 
