@@ -8,6 +8,7 @@
 #include "../core/fdnn.h"
 #include "../core/activation_math.h"
 #include "../cpu/ops_common.h"
+#include "../cpu/ops_fast.h"
 
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
@@ -71,9 +72,8 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
             if (b != 0) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
                 for (int64_t i = 0; i < n; i++) yf[i] = (float)(a * (double)keep_if(xf[i], xf[i] > 0.f) + b * (double)yf[i]);
-            } else {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-                for (int64_t i = 0; i < n; i++) yf[i] = (float)(a * (double)keep_if(xf[i], xf[i] > 0.f));
+            } else { /* alpha is a float here: the float product is the exact one rounded, as through double */
+                fdnn_cpu_relu_f32(xf, xf, yf, n, (float)a);
             }
             return CUDNN_STATUS_SUCCESS;
         }
@@ -145,9 +145,8 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
             if (b != 0) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
                 for (int64_t i = 0; i < n; i++) dxf[i] = (float)(a * (double)keep_if(dyf[i], xf[i] > 0.f) + b * (double)dxf[i]);
-            } else {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-                for (int64_t i = 0; i < n; i++) dxf[i] = (float)(a * (double)keep_if(dyf[i], xf[i] > 0.f));
+            } else { /* as in the forward */
+                fdnn_cpu_relu_f32(dyf, xf, dxf, n, (float)a);
             }
             return CUDNN_STATUS_SUCCESS;
         }

@@ -40,6 +40,9 @@ int fdnn_cpu_op_f32(int op, int prop, double a1, const fdnn_tensor *ad, const vo
                     const fdnn_tensor *cd, void *c);
 int fdnn_cpu_transform_f32(double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y);
 int fdnn_cpu_set_f32(const fdnn_tensor *yd, void *y, double v);
+/* RELU over n dense floats (src/cpu/tensor_fast.c): y[i] = a * v[i] where gate[i] > 0, else a * +0 (forward: v =
+ * gate = x; backward: v = dy, gate = x). y may be v or gate itself. */
+void fdnn_cpu_relu_f32(const float *v, const float *gate, float *y, int64_t n, float a);
 
 /* cudnnReduceTensor (src/cpu/reduce_fast.c) on a dense (any dim order, no gaps) FLOAT A into a dense FLOAT C not
  * overlapping it, compute type FLOAT: op a cudnnReduceTensorOp_t, prop PROPAGATE_NAN, c = alpha*reduce(a) + beta*c

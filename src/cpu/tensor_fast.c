@@ -290,3 +290,18 @@ int fdnn_cpu_set_f32(const fdnn_tensor *yd, void *y, double v)
     for (int64_t i = 0; i < n; i++) yf[i] = f;
     return 1;
 }
+
+/* y = a * (gate > 0 ? v : +0) elementwise over [lo, hi): RELU forward (v = gate = x) and backward (v = dy, gate = x)
+ * with NOT_PROPAGATE_NAN semantics (a NaN gate is not > 0) */
+FDNN_CLONES static void relu_span(const float *v, const float *gate, float *y, int64_t lo, int64_t hi, float a)
+{
+#pragma omp simd
+    for (int64_t i = lo; i < hi; i++) y[i] = a * (gate[i] > 0.f ? v[i] : 0.f);
+}
+
+void fdnn_cpu_relu_f32(const float *v, const float *gate, float *y, int64_t n, float a)
+{
+    const int64_t blk = 16384, nb = (n + blk - 1) / blk;
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t k = 0; k < nb; k++) relu_span(v, gate, y, k * blk, k + 1 < nb ? (k + 1) * blk : n, a);
+}

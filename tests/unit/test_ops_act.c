@@ -181,6 +181,73 @@ static void big_case(cudnnHandle_t h)
     cudnnDestroyActivationDescriptor(ad);
 }
 
+/* RELU (NOT_PROPAGATE_NAN) forward and backward with beta 0 over a dense tensor large enough for the parallel
+ * blocks (a partial last one), alpha 0.5 and 1, out of place and in place; NaN, +-inf and -0 in x and dy.
+ * Exact: a float product of alpha and a float is exact before its one rounding. */
+static void relu_big_case(cudnnHandle_t h, int lay)
+{
+    int dim[4] = {3, 24, 37, 41};
+    tt X, DY, Y;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, lay);
+    const int64_t n = X.n;
+    double *x = dalloc(n), *dy = dalloc(n), *got = dalloc(n), *want = dalloc(n), *nanv = dalloc(n);
+    th_fill_uniform(x, (size_t)n, -3, 3);
+    th_fill_uniform(dy, (size_t)n, -3, 3);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = i % 97 == 5 ? NAN : i % 89 == 7 ? INFINITY : i % 83 == 11 ? -INFINITY : i % 79 == 13 ? -0.0 : i % 73 == 17 ? 0.0 : x[i];
+        dy[i] = i % 71 == 3 ? NAN : i % 67 == 9 ? INFINITY : dy[i];
+        nanv[i] = NAN;
+    }
+    tt_fill(h, &X, x, 0);
+    tt_fill(h, &DY, dy, 0);
+    cudnnActivationDescriptor_t ad;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    float zero = 0;
+    for (int k = 0; k < 4; k++) {
+        const float alpha = k % 2 ? 0.5f : 1.0f;
+        const int bwd = k >= 2;
+        for (int64_t i = 0; i < n; i++) {
+            const double v = bwd ? dy[i] : x[i];
+            want[i] = (double)(alpha * (float)(x[i] > 0 ? v : 0.0));
+        }
+        tt_fill(h, &Y, nanv, 0);
+        if (bwd) TH_OK(cudnnActivationBackward(h, ad, &alpha, X.d, X.dev, DY.d, DY.dev, X.d, X.dev, &zero, Y.d, Y.dev));
+        else TH_OK(cudnnActivationForward(h, ad, &alpha, X.d, X.dev, &zero, Y.d, Y.dev));
+        tt_read(h, &Y, got);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (!(got[i] == want[i] && signbit(got[i]) == signbit(want[i])) && !(isnan(got[i]) && isnan(want[i]))) bad = i;
+        TH_CHECK(bad < 0, "RELU %s large, layout %d, alpha %g: index %lld got %g want %g", bwd ? "backward" : "forward", lay, alpha, (long long)bad,
+                 bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+    }
+    /* in place: y = x, then dx = dy */
+    tt_fill(h, &Y, x, 0);
+    float half = 0.5f;
+    TH_OK(cudnnActivationForward(h, ad, &half, Y.d, Y.dev, &zero, Y.d, Y.dev));
+    tt_read(h, &Y, got);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
+        const double w = (double)(0.5f * (float)(x[i] > 0 ? x[i] : 0.0));
+        if (!(got[i] == w || (isnan(got[i]) && isnan(w)))) bad = i;
+    }
+    TH_CHECK(bad < 0, "RELU forward in place, layout %d: index %lld", lay, (long long)bad);
+    tt_fill(h, &DY, dy, 0);
+    TH_OK(cudnnActivationBackward(h, ad, &half, X.d, X.dev, DY.d, DY.dev, X.d, X.dev, &zero, DY.d, DY.dev));
+    tt_read(h, &DY, got);
+    bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
+        const double w = (double)(0.5f * (float)(x[i] > 0 ? dy[i] : 0.0));
+        if (!(got[i] == w || (isnan(got[i]) && isnan(w)))) bad = i;
+    }
+    TH_CHECK(bad < 0, "RELU backward in place (dx = dy), layout %d: index %lld", lay, (long long)bad);
+    free(x); free(dy); free(got); free(want); free(nanv);
+    tt_free(h, &X); tt_free(h, &DY); tt_free(h, &Y);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
 int main(void)
 {
     th_seed(0xac7);
@@ -191,6 +258,7 @@ int main(void)
     for (int m = 0; m < 6; m++) grad_check(h, modes[m]);
     errors(h);
     big_case(h);
+    relu_big_case(h, OL_NCHW), relu_big_case(h, OL_NHWC);
     cudnnDestroy(h);
     return th_finish();
 }
