@@ -10,6 +10,7 @@
 #include "../core/norm_desc.h"
 #include "../core/activation_math.h"
 #include "ops_common.h"
+#include "ops_fast.h"
 
 int64_t fdnn_logical_offset(const struct cudnnTensorStruct *t, int64_t e)
 {
@@ -315,7 +316,7 @@ typedef struct {
  * (and acc1 for RED_GRAD) at their slots. dp == 1: rows taken four at a time where they can be, so
  * that each slot's running sum is loaded and stored once per four rows; dp == 0: LANES partial sums
  * per sum, folded at the end. acc0 and acc1 are the engine's own arrays (no alias of a tensor). */
-static void reduce_rows(const fview *v, const fred *k, int64_t r0, int64_t r1, int64_t step, double *acc0, double *acc1)
+FDNN_CLONES static void reduce_rows(const fview *v, const fred *k, int64_t r0, int64_t r1, int64_t step, double *acc0, double *acc1)
 {
     if (r0 >= r1) return;
     double l0[LANES] = {0}, l1[LANES] = {0};
@@ -426,43 +427,47 @@ static cudnnStatus_t fast_stats(const fdnn_norm_prob *p, const fview *v, double 
     return st;
 }
 
-/* y = alpha * act(a*x + b (+ z)) + beta*y row by row, the pre-activation value to the reserve; with
- * ops NORM, a and b come with alpha folded in and no activation follows. y is not read when beta == 0. */
-static void fast_rows_fwd(const fdnn_norm_prob *p, const fview *v, const double *a, const double *b)
+/* Row r of fast_rows_fwd (built for AVX2 and the baseline: the double arithmetic is the same in both) */
+FDNN_CLONES static void fwd_row(const fdnn_norm_prob *p, const fview *v, const double *a, const double *b, int64_t r)
 {
     const float *x = p->xp, *z = p->ops == FDNN_NORM_OPS_ADD_ACT ? p->zp : NULL;
     float *y = p->yp;
     double *pre = p->reserve;
     const double alpha = p->alpha, beta = p->beta;
     const int64_t len = v->len;
-#pragma omp parallel for schedule(static) if (v->rows * v->len > PAR_ELEMS)
-    for (int64_t r = 0; r < v->rows; r++) {
-        const frow w = row_at(v, r);
-        const float *xr = x + w.off;
-        float *yr = y + w.off;
-        const double *ar = a + w.slot, *br = b + w.slot;
-        if (p->ops != FDNN_NORM_OPS_NORM) {
-            for (int64_t i = 0; i < len; i++) {
-                double t = ar[v->dp * i] * xr[i] + br[v->dp * i];
-                if (z) t += z[w.off + i];
-                if (pre) pre[w.e + i * w.es] = t;
-                t = alpha * act_fwd(p->act, t);
-                if (beta != 0) t += beta * yr[i];
-                yr[i] = (float)t;
-            }
-        } else if (v->dp) {
-            if (beta != 0)
-                for (int64_t i = 0; i < len; i++) yr[i] = (float)(ar[i] * xr[i] + br[i] + beta * yr[i]);
-            else
-                for (int64_t i = 0; i < len; i++) yr[i] = (float)(ar[i] * xr[i] + br[i]);
-        } else {
-            const double a0 = ar[0], b0 = br[0];
-            if (beta != 0)
-                for (int64_t i = 0; i < len; i++) yr[i] = (float)(a0 * xr[i] + b0 + beta * yr[i]);
-            else
-                for (int64_t i = 0; i < len; i++) yr[i] = (float)(a0 * xr[i] + b0);
+    const frow w = row_at(v, r);
+    const float *xr = x + w.off;
+    float *yr = y + w.off;
+    const double *ar = a + w.slot, *br = b + w.slot;
+    if (p->ops != FDNN_NORM_OPS_NORM) {
+        for (int64_t i = 0; i < len; i++) {
+            double t = ar[v->dp * i] * xr[i] + br[v->dp * i];
+            if (z) t += z[w.off + i];
+            if (pre) pre[w.e + i * w.es] = t;
+            t = alpha * act_fwd(p->act, t);
+            if (beta != 0) t += beta * yr[i];
+            yr[i] = (float)t;
         }
+    } else if (v->dp) {
+        if (beta != 0)
+            for (int64_t i = 0; i < len; i++) yr[i] = (float)(ar[i] * xr[i] + br[i] + beta * yr[i]);
+        else
+            for (int64_t i = 0; i < len; i++) yr[i] = (float)(ar[i] * xr[i] + br[i]);
+    } else {
+        const double a0 = ar[0], b0 = br[0];
+        if (beta != 0)
+            for (int64_t i = 0; i < len; i++) yr[i] = (float)(a0 * xr[i] + b0 + beta * yr[i]);
+        else
+            for (int64_t i = 0; i < len; i++) yr[i] = (float)(a0 * xr[i] + b0);
     }
+}
+
+/* y = alpha * act(a*x + b (+ z)) + beta*y row by row, the pre-activation value to the reserve; with
+ * ops NORM, a and b come with alpha folded in and no activation follows. y is not read when beta == 0. */
+static void fast_rows_fwd(const fdnn_norm_prob *p, const fview *v, const double *a, const double *b)
+{
+#pragma omp parallel for schedule(static) if (v->rows * v->len > PAR_ELEMS)
+    for (int64_t r = 0; r < v->rows; r++) fwd_row(p, v, a, b, r);
 }
 
 /* The forward output from the statistics (slot order): a = scale * invstd, b = bias - mean * a. */
@@ -486,42 +491,46 @@ static cudnnStatus_t fast_apply(const fdnn_norm_prob *p, const fview *v, const d
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* dx = A*g + B*x + C (+ beta*dx) row by row (alpha folded into A, B, C), g = dy or, through the
- * activation, also written to dz. dx is not read when beta == 0. */
-static void fast_rows_bwd(const fdnn_norm_prob *p, const fview *v, const double *A, const double *B, const double *C)
+/* Row r of fast_rows_bwd (built for AVX2 and the baseline) */
+FDNN_CLONES static void bwd_row(const fdnn_norm_prob *p, const fview *v, const double *A, const double *B, const double *C, int64_t r)
 {
     const float *x = p->xp, *dy = p->dyp;
     float *dx = p->dxp, *dz = p->ops == FDNN_NORM_OPS_ADD_ACT ? p->dzp : NULL;
     const double *pre = p->ops != FDNN_NORM_OPS_NORM ? p->reserve : NULL, beta = p->beta;
     const int64_t len = v->len;
-#pragma omp parallel for schedule(static) if (v->rows * v->len > PAR_ELEMS)
-    for (int64_t r = 0; r < v->rows; r++) {
-        const frow w = row_at(v, r);
-        const float *xr = x + w.off, *gr = dy + w.off;
-        float *dr = dx + w.off;
-        const double *Ar = A + w.slot, *Br = B + w.slot, *Cr = C + w.slot;
-        if (pre) {
-            for (int64_t i = 0; i < len; i++) {
-                const int64_t q = v->dp * i;
-                const double gv = act_grad(p->act, pre[w.e + i * w.es], gr[i]);
-                if (dz) dz[w.off + i] = (float)gv; /* after reading dy: dz may be dy's buffer */
-                double t = Ar[q] * gv + Br[q] * xr[i] + Cr[q];
-                if (beta != 0) t += beta * dr[i];
-                dr[i] = (float)t;
-            }
-        } else if (v->dp) {
-            if (beta != 0)
-                for (int64_t i = 0; i < len; i++) dr[i] = (float)(Ar[i] * gr[i] + Br[i] * xr[i] + Cr[i] + beta * dr[i]);
-            else
-                for (int64_t i = 0; i < len; i++) dr[i] = (float)(Ar[i] * gr[i] + Br[i] * xr[i] + Cr[i]);
-        } else {
-            const double a0 = Ar[0], b0 = Br[0], c0 = Cr[0];
-            if (beta != 0)
-                for (int64_t i = 0; i < len; i++) dr[i] = (float)(a0 * gr[i] + b0 * xr[i] + c0 + beta * dr[i]);
-            else
-                for (int64_t i = 0; i < len; i++) dr[i] = (float)(a0 * gr[i] + b0 * xr[i] + c0);
+    const frow w = row_at(v, r);
+    const float *xr = x + w.off, *gr = dy + w.off;
+    float *dr = dx + w.off;
+    const double *Ar = A + w.slot, *Br = B + w.slot, *Cr = C + w.slot;
+    if (pre) {
+        for (int64_t i = 0; i < len; i++) {
+            const int64_t q = v->dp * i;
+            const double gv = act_grad(p->act, pre[w.e + i * w.es], gr[i]);
+            if (dz) dz[w.off + i] = (float)gv; /* after reading dy: dz may be dy's buffer */
+            double t = Ar[q] * gv + Br[q] * xr[i] + Cr[q];
+            if (beta != 0) t += beta * dr[i];
+            dr[i] = (float)t;
         }
+    } else if (v->dp) {
+        if (beta != 0)
+            for (int64_t i = 0; i < len; i++) dr[i] = (float)(Ar[i] * gr[i] + Br[i] * xr[i] + Cr[i] + beta * dr[i]);
+        else
+            for (int64_t i = 0; i < len; i++) dr[i] = (float)(Ar[i] * gr[i] + Br[i] * xr[i] + Cr[i]);
+    } else {
+        const double a0 = Ar[0], b0 = Br[0], c0 = Cr[0];
+        if (beta != 0)
+            for (int64_t i = 0; i < len; i++) dr[i] = (float)(a0 * gr[i] + b0 * xr[i] + c0 + beta * dr[i]);
+        else
+            for (int64_t i = 0; i < len; i++) dr[i] = (float)(a0 * gr[i] + b0 * xr[i] + c0);
     }
+}
+
+/* dx = A*g + B*x + C (+ beta*dx) row by row (alpha folded into A, B, C), g = dy or, through the
+ * activation, also written to dz. dx is not read when beta == 0. */
+static void fast_rows_bwd(const fdnn_norm_prob *p, const fview *v, const double *A, const double *B, const double *C)
+{
+#pragma omp parallel for schedule(static) if (v->rows * v->len > PAR_ELEMS)
+    for (int64_t r = 0; r < v->rows; r++) bwd_row(p, v, A, B, C, r);
 }
 
 /* backward_general on the caller's FLOAT buffers (slot order): one pass for the sums, one for dx, where
