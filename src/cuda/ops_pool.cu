@@ -380,9 +380,47 @@ template <> struct MapSt<8> {
         MapSt<4>::st(p + 4, t + 4);
     }
 };
+/* 16-bit max selection without positions (PM 1 / 2) on packed pairs: a 16-bit max is exact, so
+ * folding the pairs with max / max.NaN (__hmax2 / __hmax2_nan: the same NaN rules as fmax and
+ * max.NaN.f32, a propagated NaN canonical) gives the values the float fold gives, at a quarter of
+ * the instructions (half the NHWC 3x3/2 forward's time went to conversions and folds in float).
+ * FREEDNN_CUDA_POOL_H2=0 (read once per process): the float fold (and in pool2d_bwd_cell_nhwc
+ * the divisions), for timing. */
+template <typename T> struct H2 { typedef void type; };
+template <> struct H2<__half> { typedef __half2 type; };
+template <> struct H2<__nv_bfloat16> { typedef __nv_bfloat162 type; };
+bool pool_h2_on()
+{
+    static const bool on = fdnn_env_int("FREEDNN_CUDA_POOL_H2", 1) != 0;
+    return on;
+}
+template <typename P, int PM> __device__ __forceinline__ P h2_fold(P a, P b)
+{
+    if constexpr (PM == 1) return __hmax2(a, b);
+    else return __hmax2_nan(a, b);
+}
+template <typename P, int PM> __device__ __forceinline__ P h2_init()
+{
+    typedef decltype(P().x) E;
+    const E e = PM == 1 ? E(__ushort_as_half((unsigned short)0x7fffu)) : E(-INFINITY);
+    P r;
+    r.x = e, r.y = e;
+    return r;
+}
+template <> __device__ __forceinline__ __nv_bfloat162 h2_init<__nv_bfloat162, 1>()
+{
+    const __nv_bfloat16 e = __ushort_as_bfloat16((unsigned short)0x7fffu);
+    return __nv_bfloat162(e, e);
+}
+template <> __device__ __forceinline__ __nv_bfloat162 h2_init<__nv_bfloat162, 2>()
+{
+    const __nv_bfloat16 e = __float2bfloat16(-INFINITY);
+    return __nv_bfloat162(e, e);
+}
+
 template <typename T, int VL, int PM>
 __global__ void __launch_bounds__(256) pool2d_k3s2_nhwc(P2 g, const T *X, T *Y, signed char *map, typename fdnn_ewd::Acc<T>::type alpha,
-                                                        typename fdnn_ewd::Acc<T>::type beta, unsigned items)
+                                                        typename fdnn_ewd::Acc<T>::type beta, unsigned items, bool h2)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
@@ -393,6 +431,46 @@ __global__ void __launch_bounds__(256) pool2d_k3s2_nhwc(P2 g, const T *X, T *Y, 
         const unsigned oh = fmod_(g.fOH, r), n = fdiv(g.fOH, r);
         const int h0 = 2 * (int)oh - g.ph, w0 = 2 * (int)ow - g.pw;
         const T *xb = X + (size_t)n * g.H * g.W * g.C + c;
+        if constexpr (sizeof(T) == 2 && VL == 8 && (PM == 1 || PM == 2)) {
+            if (h2) {
+                typedef typename H2<T>::type P;
+                union U { uint4 u; P p[4]; };
+                U v[3][3];
+                bool ok[3][3];
+#pragma unroll
+                for (int a = 0; a < 3; a++)
+#pragma unroll
+                    for (int b = 0; b < 3; b++) {
+                        const int ih = h0 + a, iw = w0 + b;
+                        ok[a][b] = ih >= 0 && ih < (int)g.H && iw >= 0 && iw < (int)g.W;
+                        if (ok[a][b]) v[a][b].u = *reinterpret_cast<const uint4 *>(xb + ((size_t)ih * g.W + (unsigned)iw) * g.C);
+                    }
+                U acc;
+#pragma unroll
+                for (int l = 0; l < 4; l++) acc.p[l] = h2_init<P, PM>();
+                unsigned cnt = 0;
+#pragma unroll
+                for (int a = 0; a < 3; a++)
+#pragma unroll
+                    for (int b = 0; b < 3; b++) {
+                        if (!ok[a][b]) continue;
+                        cnt++;
+#pragma unroll
+                        for (int l = 0; l < 4; l++) acc.p[l] = h2_fold<P, PM>(acc.p[l], v[a][b].p[l]);
+                    }
+                if (!cnt) acc.u = make_uint4(0u, 0u, 0u, 0u);
+                T *yo = Y + (size_t)k * VL;
+                if (alpha == F(1) && beta == F(0)) {
+                    *reinterpret_cast<uint4 *>(yo) = acc.u;
+                } else {
+                    F o[VL];
+#pragma unroll
+                    for (int l = 0; l < 4; l++) o[2 * l] = fdnn_ewd::to_a(acc.p[l].x), o[2 * l + 1] = fdnn_ewd::to_a(acc.p[l].y);
+                    VLd<T, VL>::st(yo, o, alpha, beta);
+                }
+                continue;
+            }
+        }
         F v[3][3][VL];
         bool ok[3][3];
 #pragma unroll
@@ -458,11 +536,11 @@ bool pool_k3s2_nhwc_go(cudnnHandle_t h, const P2 &g, const T *X, T *Y, signed ch
         const unsigned grid = fdnn_ewd::dense_grid(h, items);
         cudaStream_t s = (cudaStream_t)h->stream;
         switch (pool_mode(g, map != NULL)) {
-        case 0: pool2d_k3s2_nhwc<T, VL, 0><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
-        case 1: pool2d_k3s2_nhwc<T, VL, 1><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
-        case 2: pool2d_k3s2_nhwc<T, VL, 2><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
-        case 3: pool2d_k3s2_nhwc<T, VL, 3><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
-        default: pool2d_k3s2_nhwc<T, VL, 4><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items); break;
+        case 0: pool2d_k3s2_nhwc<T, VL, 0><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items, false); break;
+        case 1: pool2d_k3s2_nhwc<T, VL, 1><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items, pool_h2_on()); break;
+        case 2: pool2d_k3s2_nhwc<T, VL, 2><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items, pool_h2_on()); break;
+        case 3: pool2d_k3s2_nhwc<T, VL, 3><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items, false); break;
+        default: pool2d_k3s2_nhwc<T, VL, 4><<<grid, 256, 0, s>>>(g, X, Y, map, alpha, beta, items, false); break;
         }
         return true;
     }
@@ -1045,7 +1123,7 @@ __device__ __forceinline__ void pl_cover(const P2 &g, int wh, int ww, unsigned i
  * range loops made it instruction-bound). items = N * OH * OW * (C / VL). */
 template <typename T, int VL, bool MAXM>
 __device__ __forceinline__ void p2_cell_vec(const P2 &g, const T *DY, const signed char *map, unsigned n, int oh, int ow, unsigned c,
-                                            typename fdnn_ewd::Acc<T>::type *q, int *t)
+                                            typename fdnn_ewd::Acc<T>::type *q, int *t, bool rcp)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     const unsigned yo = ((n * g.OH + (unsigned)oh) * g.OW + (unsigned)ow) * g.C + c;
@@ -1055,12 +1133,21 @@ __device__ __forceinline__ void p2_cell_vec(const P2 &g, const T *DY, const sign
         return;
     }
     const F div = p2_k3s2p1_div<F>(g, oh, ow);
+    if (sizeof(T) == 2 && rcp) { /* 16-bit data: one reciprocal per window instead of VL divisions (see the kernel) */
+        const F r = F(1) / div;
+#pragma unroll
+        for (int l = 0; l < VL; l++) q[l] = q[l] * r;
+        return;
+    }
 #pragma unroll
     for (int l = 0; l < VL; l++) q[l] = q[l] / div; /* div >= 1: the window covers a pixel */
 }
+/* Average with 16-bit data (rcp, FREEDNN_CUDA_POOL_H2 not 0): dy times the window's float
+ * reciprocal instead of dy / divisor (within an ulp of float before the rounding to 16 bits; the
+ * 8-lane vectors of HALF / BFLOAT16 made the divisions this kernel's largest cost). */
 template <typename T, int VL, bool MAXM>
 __global__ void __launch_bounds__(256) pool2d_bwd_cell_nhwc(P2 g, const signed char *map, const T *DY, T *DX, unsigned items,
-                                                            typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
+                                                            typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta, bool rcp)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < items; k += gridDim.x * blockDim.x) {
@@ -1073,10 +1160,10 @@ __global__ void __launch_bounds__(256) pool2d_bwd_cell_nhwc(P2 g, const signed c
         const bool rt = ow + 1 < (int)g.OW, dn = oh + 1 < (int)g.OH;
         F q00[VL], q01[VL], q10[VL], q11[VL];
         int t00[VL], t01[VL], t10[VL], t11[VL];
-        p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh, ow, c, q00, t00);
-        if (rt) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh, ow + 1, c, q01, t01);
-        if (dn) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh + 1, ow, c, q10, t10);
-        if (rt && dn) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh + 1, ow + 1, c, q11, t11);
+        p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh, ow, c, q00, t00, rcp);
+        if (rt) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh, ow + 1, c, q01, t01, rcp);
+        if (dn) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh + 1, ow, c, q10, t10, rcp);
+        if (rt && dn) p2_cell_vec<T, VL, MAXM>(g, DY, map, n, oh + 1, ow + 1, c, q11, t11, rcp);
         F a[4][VL];
 #pragma unroll
         for (int l = 0; l < VL; l++) {
@@ -1358,7 +1445,7 @@ bool pool_bwd_quad(cudnnHandle_t h, const P2 &g, const signed char *map, const T
     if (items == 0 || items >= 0x7fffffffULL) return false;
     if (g.ph == 1 && g.pw == 1 && g.OH == QH && g.OW == QW) { /* padding 1: constant taps per cell */
         pool2d_bwd_cell_nhwc<T, VL, MAXM><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, (cudaStream_t)h->stream>>>(
-            g, map, DY, DX, (unsigned)items, alpha, beta);
+            g, map, DY, DX, (unsigned)items, alpha, beta, pool_h2_on());
         return true;
     }
     pool2d_bwd_quad<T, VL, MAXM><<<fdnn_ewd::dense_grid(h, (long long)items), 256, 0, (cudaStream_t)h->stream>>>(

@@ -387,6 +387,53 @@ static void specials_case(cudnnHandle_t h, int lay, int prop, int cfg)
     cudnnDestroyPoolingDescriptor(pd);
 }
 
+/* HALF / BFLOAT16 max forward, 3x3 windows with stride 2, channels-last with C % 8 == 0 (the GPU folds
+ * those in packed 16-bit pairs): NaN, -inf and +inf planes and sprinkles, both NaN options, alpha 1 / beta 0
+ * (stored as folded) and alpha 0.5 / beta 0.5; exact comparison, NaN matching NaN. cfg: odd sizes with
+ * padding 1, even sizes without padding, padding 2. */
+static void h2_case(cudnnHandle_t h, cudnnDataType_t dt, int prop, int cfg)
+{
+    static const int cf[3][3] = {{1, 9, 11}, {0, 10, 8}, {2, 7, 6}}; /* pad, H, W */
+    const int C = cfg == 1 ? 32 : 24, N = 2, pad = cf[cfg][0];
+    int win[2] = {3, 3}, pd2[2] = {pad, pad}, str[2] = {2, 2}, in[2] = {cf[cfg][1], cf[cfg][2]}, out[2];
+    ref_pool_out_dims(2, in, win, pd2, str, out);
+    int xd[4] = {N, C, in[0], in[1]}, yd[4] = {N, C, out[0], out[1]};
+    cudnnPoolingDescriptor_t pd;
+    TH_OK(cudnnCreatePoolingDescriptor(&pd));
+    TH_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, 3, 3, pad, pad, 2, 2));
+    tt X, Y;
+    tt_make(h, &X, dt, 4, xd, OL_NHWC);
+    tt_make(h, &Y, dt, 4, yd, OL_NHWC);
+    double *x = dalloc(X.n), *got = dalloc(Y.n), *want = dalloc(Y.n), *y0 = dalloc(Y.n);
+    fill_nz(x, X.n, -8, 8);
+    const int64_t plane = (int64_t)in[0] * in[1];
+    for (int64_t i = 0; i < X.n; i++) {
+        const int64_t c = i / plane % C;
+        x[i] = c == 3 ? NAN : c == 4 ? -INFINITY : c == 5 ? (i % 2 ? INFINITY : -INFINITY)
+             : i % 7 == 0 ? -INFINITY : i % 11 == 3 ? INFINITY : i % 13 == 5 ? NAN : x[i];
+    }
+    tt_fill(h, &X, x, 0);
+    for (int ab = 0; ab < 2; ab++) {
+        const double alpha = ab ? 0.5 : 1.0, beta = ab ? 0.5 : 0.0;
+        prior_fill_t(y0, Y.n, beta, dt);
+        tt_fill(h, &Y, y0, 3);
+        scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
+        TH_OK(cudnnPoolingForward(h, pd, &sa, X.d, X.dev, &sb, Y.d, Y.dev));
+        tt_read(h, &Y, got);
+        ref_pool_fwd(RP_MAX, prop, 2, N * C, in, out, win, pd2, str, x, want);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < Y.n && bad < 0; i++) {
+            const double w = alpha * want[i] + (beta != 0 ? beta * y0[i] : 0);
+            if (!(got[i] == w || (isnan(got[i]) && isnan(w)))) bad = i, want[i] = w;
+        }
+        TH_CHECK(bad < 0, "PoolingForward MAX 3x3/2 pad %d NHWC %s C=%d prop %d alpha %g beta %g: index %lld got %g want %g", pad, th_dtype_name(dt),
+                 C, prop, alpha, beta, (long long)bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+    }
+    free(x); free(got); free(want); free(y0);
+    tt_free(h, &X); tt_free(h, &Y);
+    cudnnDestroyPoolingDescriptor(pd);
+}
+
 /* FLOAT forward and backward over windows that do not overlap (the CPU's direct backward): 2x2 / 2 over rows
  * longer than its 2048-output blocks (NCHW) and 70 channels (two channel blocks, 32-output blocks: NHWC), 3x2 /
  * 4x3 with padding (gap rows and columns, a tail past the last window), 1x1 / 2, 3-D 2x2x2 / 2, and padding as
@@ -615,6 +662,9 @@ int main(void)
     g_k2 = 0, g_lay = OL_NHWC;
     for (int cfg = 0; cfg < 3; cfg++)
         for (int prop = 0; prop < 2; prop++) specials_case(h, OL_NHWC, prop, cfg), specials_case(h, OL_NCHW, prop, cfg);
+    for (int t = 2; t < 4; t++)
+        for (int prop = 0; prop < 2; prop++)
+            for (int cfg = 0; cfg < 3; cfg++) h2_case(h, float_types[t], prop, cfg);
     for (int c = 0; c < 72; c++) direct_case(h, c); /* every shape, layout and mode */
     for (int c = 0; c < 176; c++) overlap_case(h, c); /* every shape, layout and mode */
     for (int v = 0; v < 3; v++) order_case(h, OL_NCHW, v), order_case(h, OL_NHWC, v);
