@@ -66,6 +66,9 @@ INLINE void row_range(const float *x, int64_t xl, int64_t L, float *mxo, float *
     *mxo = a, *mno = b;
 }
 
+/* the SM_VL double lanes of a row sum added up, in a fixed order */
+INLINE double lanes_sum(const double s[SM_VL]) { return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7])); }
+
 /* sum of e^(x - m) over the row in SM_VL double lanes (lane k the elements l = k mod SM_VL, in order), each
  * e^(x - m) also stored to y when y != NULL */
 INLINE double row_exp_sum(int fast, const float *x, int64_t xl, float m, float *y, int64_t yl, int64_t L)
@@ -90,16 +93,14 @@ INLINE double row_exp_sum(int fast, const float *x, int64_t xl, float m, float *
         if (y) y[(l + k) * yl] = e;
         s[k] += (double)e;
     }
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+    return lanes_sum(s);
 }
 
-/* One softmax over L elements at x + l*xl: max (and min, for the exp's range), then the sum of exp (kept in y
- * when beta == 0), then y = alpha*softmax + beta*y. A NaN or +inf input turns the sum into NaN, and with it the
- * whole row, as in double. */
-INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double a, double b)
+/* The outputs of one softmax over L elements at x + l*xl (or of a piece of one: a chunk of a long INSTANCE row)
+ * from its shift mx and sum of exps s: y = alpha*softmax + beta*y, where y holds the exps already when beta == 0
+ * (not LOG). A NaN or +inf input turns the sum into NaN, and with it the whole row, as in double. */
+INLINE void fwd_out(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double s, double a, double b)
 {
-    const int keep = algo != CUDNN_SOFTMAX_LOG && b == 0;
-    const double s = row_exp_sum(fast, x, xl, mx, keep ? y : NULL, yl, L);
     const float af = (float)a, bf = (float)b;
     if (algo == CUDNN_SOFTMAX_LOG) {
         const float sh = (float)((double)mx + log(s));
@@ -110,10 +111,21 @@ INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, 
         return;
     }
     const float f = (float)(a / s);
-    if (keep)
+    if (b == 0)
         for (int64_t l = 0; l < L; l++) y[l * yl] *= f;
     else
         for (int64_t l = 0; l < L; l++) y[l * yl] = f * SM_EXP(fast, x[l * xl] - mx) + bf * y[l * yl];
+}
+
+/* Whether the sum-of-exps pass stores the exps in y for fwd_out to scale */
+#define SM_KEEP(algo, b) ((algo) != CUDNN_SOFTMAX_LOG && (b) == 0)
+
+/* One softmax over L elements at x + l*xl: max (and min, for the exp's range), then the sum of exp (kept in y
+ * when beta == 0), then y = alpha*softmax + beta*y */
+INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double a, double b)
+{
+    const double s = row_exp_sum(fast, x, xl, mx, SM_KEEP(algo, b) ? y : NULL, yl, L);
+    fwd_out(fast, algo, x, xl, y, yl, L, mx, s, a, b);
 }
 
 INLINE void fwd_row(int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, double a, double b)
@@ -256,23 +268,29 @@ INLINE void bwd_apply(int algo, const float *y, int64_t yl, const float *dy, int
 
 #define SM_BWD_CHUNK 256 /* LOG: elements of a row whose exp range is checked together */
 
+/* dx over L elements from the row sum sf, SM_BWD_CHUNK elements at a time (LOG: each chunk's exp picked by its
+ * range of y) */
+INLINE void bwd_out(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t L, float sf, double a, double b)
+{
+    const float af = (float)a, bf = (float)b;
+    const int64_t chunk = algo == CUDNN_SOFTMAX_LOG ? SM_BWD_CHUNK : L;
+    for (int64_t l0 = 0; l0 < L; l0 += chunk) {
+        const int64_t n = L - l0 < chunk ? L - l0 : chunk;
+        bwd_apply(algo, y + l0 * yl, yl, dy + l0 * dyl, dyl, dx + l0 * dxl, dxl, n, sf, af, bf, b != 0);
+    }
+}
+
 INLINE void bwd_row(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t L, double a, double b)
 {
-    const int log_sm = algo == CUDNN_SOFTMAX_LOG;
     double s = 0;
-    if (log_sm) {
+    if (algo == CUDNN_SOFTMAX_LOG) {
 #pragma omp simd reduction(+ : s)
         for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl];
     } else {
 #pragma omp simd reduction(+ : s)
         for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl] * (double)y[l * yl];
     }
-    const float sf = (float)s, af = (float)a, bf = (float)b;
-    const int64_t chunk = log_sm ? SM_BWD_CHUNK : L;
-    for (int64_t l0 = 0; l0 < L; l0 += chunk) {
-        const int64_t n = L - l0 < chunk ? L - l0 : chunk;
-        bwd_apply(algo, y + l0 * yl, yl, dy + l0 * dyl, dyl, dx + l0 * dxl, dxl, n, sf, af, bf, b != 0);
-    }
+    bwd_out(algo, y, yl, dy, dyl, dx, dxl, L, (float)s, a, b);
 }
 
 INLINE void bwd_cols(int algo, const float *y, int64_t yg, int64_t yl, const float *dy, int64_t dyg, int64_t dyl, float *dx, int64_t dxg,
