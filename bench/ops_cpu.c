@@ -31,7 +31,7 @@ static double now(void)
         }                                                                                                                        \
     } while (0)
 
-enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_SM_FAST, OP_SM_LOG, OP_SM_LOG_INST, OP_SM_BWD_INST, OP_SM_BWD_LOG, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_SM_FAST, OP_SM_LOG, OP_SM_LOG_INST, OP_SM_BWD_INST, OP_SM_BWD_LOG, OP_SM_BWD_LOG_INST, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
        OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET,
        OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_LRN, OP_LRN_BWD, OP_DIVN, OP_DIVN_BWD, OP_STF, OP_STF_BWD, OP_COUNT };
 
@@ -130,6 +130,7 @@ int main(int argc, char **argv)
                                    "softmax fwd (LOG, INSTANCE)",
                                    "softmax bwd (ACCURATE, INSTANCE)",
                                    "softmax bwd (LOG, CHANNEL)",
+                                   "softmax bwd (LOG, INSTANCE)",
                                    "max pooling fwd 2x2/2",
                                    "max pooling bwd 2x2/2",
                                    "avg pooling fwd 3x3/2 pad 1",
@@ -156,7 +157,7 @@ int main(int argc, char **argv)
                                    "spatial tf sampler fwd",
                                    "spatial tf sampler bwd"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
-    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 3 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 3 * tb, 3 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
                                     2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb,
                                     2 * tb, 3 * tb, 3 * tb, 5 * tb, 2 * tb, 3 * tb};
 #ifdef _OPENMP
@@ -189,6 +190,9 @@ int main(int argc, char **argv)
                 break;
             case OP_SM_BWD_LOG: /* y: the LOG rows above left log-probabilities there */
                 CK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, y, t, dy, &zero, t, dx));
+                break;
+            case OP_SM_BWD_LOG_INST:
+                CK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, y, t, dy, &zero, t, dx));
                 break;
             case OP_POOL: CK(cudnnPoolingForward(h, pd, &one, t, x, &zero, tp, y)); break;
             case OP_POOL_BWD: CK(cudnnPoolingBackward(h, pd, &one, tp, y, tp, dy, t, x, &zero, t, dx)); break;

@@ -81,6 +81,14 @@ static inline int fdnn_ops_max_threads(void)
     return 1;
 #endif
 }
+static inline int fdnn_ops_team(void) /* the calling thread's team size (1 outside a parallel region) */
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
 static inline int fdnn_ops_thread(void)
 {
 #ifdef _OPENMP

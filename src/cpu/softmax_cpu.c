@@ -1,13 +1,15 @@
 /* Softmax forward and backward straight on FLOAT tensors (the CPU backend's fast path; every other
  * case gathers into doubles in src/api/softmax.c). The work is cut into batches of G independent
  * softmaxes of L elements each: element (g, l) of a tensor sits at g*gs + l*ls. INSTANCE on a
- * dense image is one row of L = C*S; CHANNEL is a batch per (image, block of spatial positions)
+ * dense image is one row of L = C*S (a long one cut into fixed chunks that the threads may share,
+ * see "long INSTANCE rows"); CHANNEL is a batch per (image, block of spatial positions)
  * with L = C: rows one after the other where the channels are innermost (NHWC), else side by side,
  * vectorized over the positions (NCHW). Forward: a max (and min) pass, the exps and their sum, a
  * scale pass. exp is fdnn_expf (float, within 1 ulp) or, where the group's inputs allow, its
  * bit-identical in-range form fdnn_expf_inrange; sums are double. Nothing depends on the block
- * sizes or the thread count. */
+ * sizes or the thread count (a long INSTANCE row's results on its fixed chunk size only). */
 #include <math.h>
+#include <stdlib.h>
 #include "ops_fast.h"
 #include "vec_math.h"
 
@@ -66,6 +68,9 @@ INLINE void row_range(const float *x, int64_t xl, int64_t L, float *mxo, float *
     *mxo = a, *mno = b;
 }
 
+/* the SM_VL double lanes of a row sum added up, in a fixed order */
+INLINE double lanes_sum(const double s[SM_VL]) { return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7])); }
+
 /* sum of e^(x - m) over the row in SM_VL double lanes (lane k the elements l = k mod SM_VL, in order), each
  * e^(x - m) also stored to y when y != NULL */
 INLINE double row_exp_sum(int fast, const float *x, int64_t xl, float m, float *y, int64_t yl, int64_t L)
@@ -90,16 +95,14 @@ INLINE double row_exp_sum(int fast, const float *x, int64_t xl, float m, float *
         if (y) y[(l + k) * yl] = e;
         s[k] += (double)e;
     }
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+    return lanes_sum(s);
 }
 
-/* One softmax over L elements at x + l*xl: max (and min, for the exp's range), then the sum of exp (kept in y
- * when beta == 0), then y = alpha*softmax + beta*y. A NaN or +inf input turns the sum into NaN, and with it the
- * whole row, as in double. */
-INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double a, double b)
+/* The outputs of one softmax over L elements at x + l*xl (or of a piece of one: a chunk of a long INSTANCE row)
+ * from its shift mx and sum of exps s: y = alpha*softmax + beta*y, where y holds the exps already when beta == 0
+ * (not LOG). A NaN or +inf input turns the sum into NaN, and with it the whole row, as in double. */
+INLINE void fwd_out(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double s, double a, double b)
 {
-    const int keep = algo != CUDNN_SOFTMAX_LOG && b == 0;
-    const double s = row_exp_sum(fast, x, xl, mx, keep ? y : NULL, yl, L);
     const float af = (float)a, bf = (float)b;
     if (algo == CUDNN_SOFTMAX_LOG) {
         const float sh = (float)((double)mx + log(s));
@@ -110,10 +113,21 @@ INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, 
         return;
     }
     const float f = (float)(a / s);
-    if (keep)
+    if (b == 0)
         for (int64_t l = 0; l < L; l++) y[l * yl] *= f;
     else
         for (int64_t l = 0; l < L; l++) y[l * yl] = f * SM_EXP(fast, x[l * xl] - mx) + bf * y[l * yl];
+}
+
+/* Whether the sum-of-exps pass stores the exps in y for fwd_out to scale */
+#define SM_KEEP(algo, b) ((algo) != CUDNN_SOFTMAX_LOG && (b) == 0)
+
+/* One softmax over L elements at x + l*xl: max (and min, for the exp's range), then the sum of exp (kept in y
+ * when beta == 0), then y = alpha*softmax + beta*y */
+INLINE void fwd_row_k(int fast, int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, float mx, double a, double b)
+{
+    const double s = row_exp_sum(fast, x, xl, mx, SM_KEEP(algo, b) ? y : NULL, yl, L);
+    fwd_out(fast, algo, x, xl, y, yl, L, mx, s, a, b);
 }
 
 INLINE void fwd_row(int algo, const float *x, int64_t xl, float *y, int64_t yl, int64_t L, double a, double b)
@@ -256,23 +270,29 @@ INLINE void bwd_apply(int algo, const float *y, int64_t yl, const float *dy, int
 
 #define SM_BWD_CHUNK 256 /* LOG: elements of a row whose exp range is checked together */
 
+/* dx over L elements from the row sum sf, SM_BWD_CHUNK elements at a time (LOG: each chunk's exp picked by its
+ * range of y) */
+INLINE void bwd_out(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t L, float sf, double a, double b)
+{
+    const float af = (float)a, bf = (float)b;
+    const int64_t chunk = algo == CUDNN_SOFTMAX_LOG ? SM_BWD_CHUNK : L;
+    for (int64_t l0 = 0; l0 < L; l0 += chunk) {
+        const int64_t n = L - l0 < chunk ? L - l0 : chunk;
+        bwd_apply(algo, y + l0 * yl, yl, dy + l0 * dyl, dyl, dx + l0 * dxl, dxl, n, sf, af, bf, b != 0);
+    }
+}
+
 INLINE void bwd_row(int algo, const float *y, int64_t yl, const float *dy, int64_t dyl, float *dx, int64_t dxl, int64_t L, double a, double b)
 {
-    const int log_sm = algo == CUDNN_SOFTMAX_LOG;
     double s = 0;
-    if (log_sm) {
+    if (algo == CUDNN_SOFTMAX_LOG) {
 #pragma omp simd reduction(+ : s)
         for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl];
     } else {
 #pragma omp simd reduction(+ : s)
         for (int64_t l = 0; l < L; l++) s += (double)dy[l * dyl] * (double)y[l * yl];
     }
-    const float sf = (float)s, af = (float)a, bf = (float)b;
-    const int64_t chunk = log_sm ? SM_BWD_CHUNK : L;
-    for (int64_t l0 = 0; l0 < L; l0 += chunk) {
-        const int64_t n = L - l0 < chunk ? L - l0 : chunk;
-        bwd_apply(algo, y + l0 * yl, yl, dy + l0 * dyl, dyl, dx + l0 * dxl, dxl, n, sf, af, bf, b != 0);
-    }
+    bwd_out(algo, y, yl, dy, dyl, dx, dxl, L, (float)s, a, b);
 }
 
 INLINE void bwd_cols(int algo, const float *y, int64_t yg, int64_t yl, const float *dy, int64_t dyg, int64_t dyl, float *dx, int64_t dxg,
@@ -337,6 +357,78 @@ FDNN_CLONES static void bwd_batch(int algo, int rows, fview y, fview dy, fview_w
     }
 }
 
+/* ------------------------------------------------------------------ long INSTANCE rows */
+
+/* An INSTANCE row of at least SM_LONG elements (dense, unit stride in every tensor) is cut into chunks of SM_CHUNK
+ * elements (the last one shorter): each pass computes every chunk's partial result (range; sum in SM_VL double
+ * lanes) and the next pass combines them in chunk order, so that the results depend on the fixed chunk size alone.
+ * Who computes a chunk is then free: the images spread whole over the threads as far as they go round, and the
+ * n % threads left over (all of them when n < threads: one image on one thread was the whole call) are each shared
+ * by all threads, each taking the same contiguous share of the chunks in every pass. Sharing every image instead,
+ * so that a thread's chunks of one pass are still in its L2 for the next, measured no faster than whole images at
+ * 8x64x56x56 on 2 Zen 3 cores (the passes are bound by the exps, not by the L3): the barriers cost what L2 saved. */
+#define SM_CHUNK 2048
+#define SM_LONG (16 * SM_CHUNK)
+_Static_assert(SM_CHUNK % SM_VL == 0 && SM_CHUNK % SM_BWD_CHUNK == 0, "chunks keep the row's lanes and LOG backward exp chunks");
+
+typedef struct { float mx, mn; double s; } sm_part; /* a chunk's range and sum (of exps, or backward's) */
+
+/* length of chunk c of a row of L elements */
+static inline int64_t chunk_len(int64_t L, int64_t c) { return L - c * SM_CHUNK < SM_CHUNK ? L - c * SM_CHUNK : SM_CHUNK; }
+
+/* The passes over the chunks [c0, c1) of a row of L elements: each chunk's range; its sum of e^(x - m) (the exps
+ * stored to y when y != NULL); backward's sum of dy (LOG) or dy*y, in SM_VL double lanes as row_exp_sum's; the
+ * outputs, element by element */
+FDNN_CLONES static void chunks_range(const float *x, int64_t L, int64_t c0, int64_t c1, sm_part *cp)
+{
+    for (int64_t c = c0; c < c1; c++) row_range(x + c * SM_CHUNK, 1, chunk_len(L, c), &cp[c].mx, &cp[c].mn);
+}
+
+FDNN_CLONES static void chunks_exp_sum(int fast, const float *x, float m, float *y, int64_t L, int64_t c0, int64_t c1, sm_part *cp)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        const int64_t o = c * SM_CHUNK, n = chunk_len(L, c);
+        cp[c].s = fast ? row_exp_sum(1, x + o, 1, m, y ? y + o : NULL, 1, n) : row_exp_sum(0, x + o, 1, m, y ? y + o : NULL, 1, n);
+    }
+}
+
+FDNN_CLONES static void chunks_fwd_out(int fast, int algo, const float *x, float *y, int64_t L, int64_t c0, int64_t c1, float mx, double s, double a,
+                                       double b)
+{
+    const int64_t o = c0 * SM_CHUNK, n = (c1 * SM_CHUNK < L ? c1 * SM_CHUNK : L) - o;
+    if (fast) fwd_out(1, algo, x + o, 1, y + o, 1, n, mx, s, a, b);
+    else fwd_out(0, algo, x + o, 1, y + o, 1, n, mx, s, a, b);
+}
+
+FDNN_CLONES static void chunks_bwd_sum(int log_sm, const float *y, const float *dy, int64_t L, int64_t c0, int64_t c1, sm_part *cp)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        const float *yc = y + c * SM_CHUNK, *dc = dy + c * SM_CHUNK;
+        const int64_t n = chunk_len(L, c);
+        double s[SM_VL];
+        for (int k = 0; k < SM_VL; k++) s[k] = 0;
+        int64_t l = 0;
+        if (log_sm)
+            for (; l + SM_VL <= n; l += SM_VL)
+#pragma omp simd
+                for (int k = 0; k < SM_VL; k++) s[k] += (double)dc[l + k];
+        else
+            for (; l + SM_VL <= n; l += SM_VL)
+#pragma omp simd
+                for (int k = 0; k < SM_VL; k++) s[k] += (double)dc[l + k] * (double)yc[l + k];
+        for (int k = 0; l + k < n; k++) s[k] += log_sm ? (double)dc[l + k] : (double)dc[l + k] * (double)yc[l + k];
+        cp[c].s = lanes_sum(s);
+    }
+}
+
+/* (bwd_out's LOG exp chunks start at multiples of SM_BWD_CHUNK in the row, as in bwd_row) */
+FDNN_CLONES static void chunks_bwd_out(int algo, const float *y, const float *dy, float *dx, int64_t L, int64_t c0, int64_t c1, float sf, double a,
+                                       double b)
+{
+    const int64_t o = c0 * SM_CHUNK, n = (c1 * SM_CHUNK < L ? c1 * SM_CHUNK : L) - o;
+    bwd_out(algo, y + o, 1, dy + o, 1, dx + o, 1, n, sf, a, b);
+}
+
 /* ------------------------------------------------------------------ driver */
 
 /* The batches of the call: INSTANCE one per image (tensors dense per image, in one layout), CHANNEL one per
@@ -387,12 +479,110 @@ static void task_view(const sm_plan *p, const fdnn_ncs *v, int64_t k, int64_t *o
     }
 }
 
+/* The chunks [*c0, *c1) of nc that the calling thread takes of an image: all of them, or when the team shares the
+ * image (every thread calls for the same image) its share, the same share in every pass. */
+static void chunk_share(int shared, int64_t nc, int64_t *c0, int64_t *c1)
+{
+    *c0 = 0, *c1 = nc;
+    if (shared) fdnn_ops_share(nc, c0, c1);
+}
+
+/* the images [*lo, *hi) that the calling thread takes whole, one team's worth per thread; the last n % team
+ * images (*rest on) are shared by the whole team, chunk by chunk */
+static void image_share(int64_t n, int64_t *lo, int64_t *hi, int64_t *rest)
+{
+    *rest = n - n % fdnn_ops_team();
+    fdnn_ops_share(*rest, lo, hi);
+}
+
+/* A call on long INSTANCE rows: forward x (u) into y (w), backward y (u) and dy (d) into dx (w) */
+typedef struct {
+    const sm_plan *p;
+    const fdnn_ncs *v;
+    int algo, bwd;
+    double a, b;
+    const float *u, *d;
+    float *w;
+} sm_long;
+
+/* Forward of image n: every chunk's range into cp, then (the whole row's range picking the exp, as fwd_row does)
+ * every chunk's sum of exps, then the outputs from the sums added in chunk order. Shared: one barrier after each
+ * of the first two passes, so that a thread reads cp only between them. */
+static void fwd_image(const sm_long *k, int64_t n, sm_part *cp, int shared)
+{
+    const int algo = k->algo;
+    const int64_t L = k->p->c * k->p->s, nc = (L + SM_CHUNK - 1) / SM_CHUNK;
+    const float *xn = k->u + n * k->v[0].sn;
+    float *yn = k->w + n * k->v[1].sn;
+    int64_t c0, c1;
+    chunk_share(shared, nc, &c0, &c1);
+    chunks_range(xn, L, c0, c1, cp);
+    if (shared) {
+#pragma omp barrier
+    }
+    float mx = -INFINITY, mn = INFINITY;
+    for (int64_t c = 0; c < nc; c++) mx = cp[c].mx > mx ? cp[c].mx : mx, mn = cp[c].mn < mn ? cp[c].mn : mn;
+    const int fast = sm_inrange(algo, mn, mx);
+    if (algo == CUDNN_SOFTMAX_FAST) mx = 0.f;
+    chunks_exp_sum(fast, xn, mx, SM_KEEP(algo, k->b) ? yn : NULL, L, c0, c1, cp);
+    if (shared) {
+#pragma omp barrier
+    }
+    double s = 0;
+    for (int64_t c = 0; c < nc; c++) s += cp[c].s;
+    chunks_fwd_out(fast, algo, xn, yn, L, c0, c1, mx, s, k->a, k->b);
+}
+
+/* Backward of image n: every chunk's sum into cp, then dx from the sums added in chunk order. Shared: one barrier,
+ * after the sums. */
+static void bwd_image(const sm_long *k, int64_t n, sm_part *cp, int shared)
+{
+    const int64_t L = k->p->c * k->p->s, nc = (L + SM_CHUNK - 1) / SM_CHUNK;
+    const float *yn = k->u + n * k->v[0].sn, *dn = k->d + n * k->v[1].sn;
+    float *xn = k->w + n * k->v[2].sn;
+    int64_t c0, c1;
+    chunk_share(shared, nc, &c0, &c1);
+    chunks_bwd_sum(k->algo == CUDNN_SOFTMAX_LOG, yn, dn, L, c0, c1, cp);
+    if (shared) {
+#pragma omp barrier
+    }
+    double s = 0;
+    for (int64_t c = 0; c < nc; c++) s += cp[c].s;
+    chunks_bwd_out(k->algo, yn, dn, xn, L, c0, c1, (float)s, k->a, k->b);
+}
+
+/* A call on long INSTANCE rows: the images spread whole over the threads, each thread its own area of chunk
+ * results, then the images left over shared by all, their chunk results in two shared areas in turn: a thread may
+ * write the next image's (after its last pass, which has no barrier) while another still reads this one's, but
+ * not the image's after that, whose writes wait for every thread at the next image's first barrier. Returns 0 when
+ * the scratch cannot be had (the general path then runs). */
+static int sm_long_run(const sm_long *k)
+{
+    const int64_t nc = (k->p->c * k->p->s + SM_CHUNK - 1) / SM_CHUNK, areas = 2 + (SM_PARALLEL(k->p) ? fdnn_ops_max_threads() : 1);
+    sm_part *cp = malloc((size_t)(areas * nc) * sizeof *cp);
+    if (!cp) return 0;
+#pragma omp parallel if (SM_PARALLEL(k->p))
+    {
+        int64_t lo, hi, rest;
+        image_share(k->p->n, &lo, &hi, &rest);
+        sm_part *own = cp + (2 + fdnn_ops_thread()) * nc;
+        for (int64_t n = lo; n < hi; n++) k->bwd ? bwd_image(k, n, own, 0) : fwd_image(k, n, own, 0);
+        for (int64_t n = rest; n < k->p->n; n++) k->bwd ? bwd_image(k, n, cp + (n % 2) * nc, 1) : fwd_image(k, n, cp + (n % 2) * nc, 1);
+    }
+    free(cp);
+    return 1;
+}
+
 int fdnn_cpu_softmax_fwd_f32(int algo, int mode, double a, const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *yd, void *y)
 {
     const fdnn_tensor *t[2] = {xd, yd};
     fdnn_ncs v[2];
     sm_plan p;
     if (!plan(mode, t, v, 2, &p)) return 0;
+    if (p.instance && p.c * p.s >= SM_LONG) {
+        const sm_long k = {&p, v, algo, 0, a, b, x, NULL, y};
+        return sm_long_run(&k);
+    }
 #pragma omp parallel for schedule(static) if (SM_PARALLEL(&p))
     for (int64_t k = 0; k < p.tasks; k++) {
         int64_t ox, oy, G, L;
@@ -414,6 +604,10 @@ int fdnn_cpu_softmax_bwd_f32(int algo, int mode, double a, const fdnn_tensor *yd
     fdnn_ncs v[3];
     sm_plan p;
     if (!plan(mode, t, v, 3, &p)) return 0;
+    if (p.instance && p.c * p.s >= SM_LONG) {
+        const sm_long k = {&p, v, algo, 1, a, b, y, dy, dx};
+        return sm_long_run(&k);
+    }
 #pragma omp parallel for schedule(static) if (SM_PARALLEL(&p))
     for (int64_t k = 0; k < p.tasks; k++) {
         int64_t oy, od, ox, G, L;

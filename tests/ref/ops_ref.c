@@ -111,6 +111,23 @@ void ref_softmax_bwd(int algo, int mode, int N, int C, int64_t S, const double *
     }
 }
 
+void ref_softmax_bwd_closed(int algo, int mode, int N, int C, int64_t S, const double *y, const double *dy, double *dx, double *s)
+{
+    int64_t groups = mode == RS_INSTANCE ? N : N * S, len = mode == RS_INSTANCE ? C * S : C;
+    for (int64_t g = 0; g < groups; g++) {
+        double acc = 0;
+        for (int64_t j = 0; j < len; j++) {
+            int64_t o = sm_at(mode, C, S, g, j);
+            acc += algo == RS_LOG ? dy[o] : dy[o] * y[o];
+        }
+        for (int64_t i = 0; i < len; i++) {
+            int64_t o = sm_at(mode, C, S, g, i);
+            dx[o] = algo == RS_LOG ? dy[o] - exp(y[o]) * acc : y[o] * (dy[o] - acc);
+        }
+        if (s) s[g] = acc;
+    }
+}
+
 void ref_pool_out_dims(int ns, const int *in, const int *win, const int *pad, const int *str, int *out)
 {
     for (int i = 0; i < ns; i++) out[i] = (in[i] + 2 * pad[i] - win[i]) / str[i] + 1;

@@ -22,6 +22,9 @@ double ref_act_grad(int mode, double coef, double swish_beta, double x); /* d ac
 /* S = product of spatial dims */
 void ref_softmax_fwd(int algo, int mode, int N, int C, int64_t S, const double *x, double *y);
 void ref_softmax_bwd(int algo, int mode, int N, int C, int64_t S, const double *y, const double *dy, double *dx);
+/* The same from its closed form, linear in the row length (for long rows): dx = y*(dy - sum(dy*y)), LOG
+ * dx = dy - exp(y)*sum(dy); *s (NULL: not wanted) each group's sum, in group order */
+void ref_softmax_bwd_closed(int algo, int mode, int N, int C, int64_t S, const double *y, const double *dy, double *dx, double *s);
 
 /* ns spatial dims (2 or 3); planes = N*C */
 void ref_pool_out_dims(int ns, const int *in, const int *win, const int *pad, const int *str, int *out);

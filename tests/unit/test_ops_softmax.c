@@ -3,6 +3,9 @@
  * prefill, backward against the written-out Jacobian and against finite differences. */
 #include "test_ops_util.h"
 #include "ops_ref.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* same >= 0: every tensor in layout `same` (OL_NCHW or OL_NHWC) with up to 70 channels (the
  * GPU's dense CHANNEL path: thread per row on NCHW, warp per row on NHWC) */
@@ -281,6 +284,220 @@ static void cpu_fast_exp_agrees(cudnnHandle_t h)
     th_cpu_fast_path(NULL);
 }
 
+/* ------------------------------------------------------------------ long INSTANCE rows (CPU FLOAT fast path) */
+
+/* The OpenMP threads of the library's next parallel regions (tests/CMakeLists.txt builds this test with OpenMP
+ * where the library has it); 0 without OpenMP */
+static int sm_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 0;
+#endif
+}
+static void sm_set_threads(int t)
+{
+#ifdef _OPENMP
+    if (t > 0) omp_set_num_threads(t);
+#else
+    (void)t;
+#endif
+}
+
+/* first i with want[i] NaN and got[i] not, or the other way round, or |got - want| > tol * bound[i]; -1: none */
+static int64_t sm_first_bad(const double *got, const double *want, const double *bound, int64_t n, double tol)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (isnan(want[i]) ? !isnan(got[i]) : !(got[i] == want[i] || fabs(got[i] - want[i]) <= tol * bound[i])) return i;
+    return -1;
+}
+
+/* One call of a long-row case on `threads` OpenMP threads into out (logical order): forward (x into y over the
+ * prior y0) or backward (y, dy into dx over the prior y0); in place: y = x (forward), dx = dy (backward), the
+ * output tensor first filled with that input */
+typedef struct { tt *X, *Y, *DY, *DX; int algo; float alpha, beta; } sm_long;
+static void sm_long_call(cudnnHandle_t h, const sm_long *c, int bwd, int in_place, double *x, double *y, double *dy, double *y0, int threads,
+                         double *out)
+{
+    const int saved = sm_max_threads();
+    sm_set_threads(threads);
+    const cudnnSoftmaxAlgorithm_t a = (cudnnSoftmaxAlgorithm_t)c->algo;
+    if (!bwd) {
+        tt_fill(h, c->X, x, 0);
+        tt_fill(h, c->Y, in_place ? x : y0, 0);
+        TH_OK(cudnnSoftmaxForward(h, a, CUDNN_SOFTMAX_MODE_INSTANCE, &c->alpha, in_place ? c->Y->d : c->X->d, in_place ? c->Y->dev : c->X->dev,
+                                  &c->beta, c->Y->d, c->Y->dev));
+        tt_read(h, c->Y, out);
+    } else {
+        tt_fill(h, c->Y, y, 0);
+        tt_fill(h, c->DY, dy, 0);
+        tt_fill(h, c->DX, in_place ? dy : y0, 0);
+        TH_OK(cudnnSoftmaxBackward(h, a, CUDNN_SOFTMAX_MODE_INSTANCE, &c->alpha, c->Y->d, c->Y->dev, in_place ? c->DX->d : c->DY->d,
+                                   in_place ? c->DX->dev : c->DY->dev, &c->beta, c->DX->d, c->DX->dev));
+        tt_read(h, c->DX, out);
+    }
+    sm_set_threads(saved);
+}
+
+/* The call on 1, 2 and 3 threads (the images whole on one thread, or shared chunk by chunk, src/cpu/softmax_cpu.c)
+ * must give the same bytes; the first result in out. Then in place against out of place over the same prior. */
+static void sm_long_threads(cudnnHandle_t h, const sm_long *c, int bwd, double *x, double *y, double *dy, double *y0, int64_t n, double *out,
+                            const char *what)
+{
+    double *o2 = dalloc(n);
+    sm_long_call(h, c, bwd, 0, x, y, dy, y0, 1, out);
+    int same = 1;
+    for (int t = 2; t <= 3; t++) {
+        sm_long_call(h, c, bwd, 0, x, y, dy, y0, t, o2);
+        same &= memcmp(out, o2, sizeof(double) * (size_t)n) == 0;
+    }
+    TH_CHECK(same, "%s: results differ between 1, 2 and 3 threads", what);
+    double *o3 = dalloc(n);
+    sm_long_call(h, c, bwd, 1, x, y, dy, y0, 0, o2);
+    sm_long_call(h, c, bwd, 0, x, y, dy, bwd ? dy : x, 0, o3);
+    TH_CHECK(memcmp(o2, o3, sizeof(double) * (size_t)n) == 0, "%s: in place differs from out of place", what);
+    free(o2);
+    free(o3);
+}
+
+/* Image i of a long-row case's inputs, kind 0: uniform in [-4, 4]; 1: also -100 at every 997th element from the
+ * 5th and +6 at the last (a range that fdnn_expf_inrange does not cover: fdnn_expf for the whole row); 2: specials
+ * by (i + 2N) % 4: a NaN at the last element, +inf mid-row, all -inf, or every third element -inf */
+static void sm_long_inputs(double *x, int64_t L, int kind, int i, int N)
+{
+    th_fill_uniform(x, (size_t)L, -4, 4);
+    if (kind == 1) {
+        for (int64_t l = 5; l < L; l += 997) x[l] = -100;
+        x[L - 1] = 6;
+    } else if (kind == 2) {
+        switch ((i + 2 * N) % 4) {
+        case 0: x[L - 1] = NAN; break;
+        case 1: x[L / 2] = INFINITY; break;
+        case 2: for (int64_t l = 0; l < L; l++) x[l] = -INFINITY; break;
+        default: for (int64_t l = 0; l < L; l += 3) x[l] = -INFINITY;
+        }
+    }
+}
+
+/* One long-row case: forward and backward against the reference (each element within 2e-6 of the bound on its
+ * rounding errors), on 1, 2 and 3 threads, in place and not */
+static void long_case(cudnnHandle_t h, const int *dim, int algo, int lay, int kind, int ab)
+{
+    const int N = dim[0], C = dim[1];
+    const int64_t S = (int64_t)dim[2] * dim[3], L = C * S;
+    tt X, Y, DY, DX;
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, dim, lay);
+    const int64_t n = X.n;
+    double *x = dalloc(n), *y0 = dalloc(n), *yv = dalloc(n), *dy = dalloc(n), *got = dalloc(n), *want = dalloc(n), *bound = dalloc(n);
+    double *s = dalloc(N);
+    const sm_long c = {&X, &Y, &DY, &DX, algo, ab ? -1.5f : 1.f, ab ? 0.5f : 0.f};
+    for (int i = 0; i < N; i++) sm_long_inputs(x + i * L, L, kind, i, N);
+    prior_fill(y0, n, c.beta);
+    char what[160];
+    snprintf(what, sizeof what, "softmax long INSTANCE fwd %dx%lld algo=%d layout %d kind %d beta %g", N, (long long)L, algo, lay, kind, c.beta);
+    sm_long_threads(h, &c, 0, x, NULL, NULL, y0, n, got, what); /* x, y0 now rounded to float */
+    ref_softmax_fwd(algo, RS_INSTANCE, N, C, S, x, yv);
+    for (int i = 0; i < N && algo == CUDNN_SOFTMAX_FAST; i++) /* FAST, unshifted: e^+inf / +inf, 0 for the others */
+        if (x[i * L + L / 2] == INFINITY)
+            for (int64_t l = 0; l < L; l++) yv[i * L + l] = l == L / 2 ? NAN : 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double pb = c.beta != 0 ? c.beta * y0[i] : 0, r = algo == CUDNN_SOFTMAX_LOG ? fabs(x[i]) + fabs(x[i] - yv[i]) : fabs(yv[i]);
+        want[i] = c.alpha * yv[i] + pb; /* bound: LOG y = x - (max + log sum) */
+        bound[i] = fabs(c.alpha) * r + fabs(pb) + 1e-30;
+    }
+    int64_t bad = sm_first_bad(got, want, bound, n, 2e-6);
+    TH_CHECK(bad < 0, "%s: first bad index %lld: got %.9g want %.9g", what, (long long)bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+    /* backward from the reference y (rounded to float) */
+    th_fill_uniform(dy, (size_t)n, -2, 2);
+    prior_fill(y0, n, c.beta);
+    tt_fill(h, &Y, yv, 0);
+    snprintf(what, sizeof what, "softmax long INSTANCE bwd %dx%lld algo=%d layout %d kind %d beta %g", N, (long long)L, algo, lay, kind, c.beta);
+    sm_long_threads(h, &c, 1, NULL, yv, dy, y0, n, got, what);
+    ref_softmax_bwd_closed(algo, RS_INSTANCE, N, C, S, yv, dy, want, s);
+    for (int64_t i = 0; i < n; i++) {
+        const double si = fabs(s[i / L]), r = algo == CUDNN_SOFTMAX_LOG ? fabs(dy[i]) + exp(yv[i]) * si : fabs(yv[i]) * (fabs(dy[i]) + si);
+        const double pb = c.beta != 0 ? c.beta * y0[i] : 0;
+        want[i] = c.alpha * want[i] + pb;
+        bound[i] = fabs(c.alpha) * r + fabs(pb) + 1e-30;
+    }
+    bad = sm_first_bad(got, want, bound, n, 2e-6);
+    TH_CHECK(bad < 0, "%s: first bad index %lld: got %.9g want %.9g", what, (long long)bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+    free(x); free(y0); free(yv); free(dy); free(got); free(want); free(bound); free(s);
+    tt_free(h, &X); tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+}
+
+/* The backward sum of a long row in order: products (dy*y, LOG dy) of 2^60 at the first element, -2^60 three
+ * quarters in and 1 at the last, 0 elsewhere, sum to 1 only when added in that order (as the chunks' sums are);
+ * then a sum of terms from 2^-10 to 2^60 of random signs, whose rounding changes with any regrouping, must give
+ * the same bytes on 1, 2 and 3 threads */
+static void long_order(cudnnHandle_t h)
+{
+    static const int dim[4] = {1, 7, 97, 101};
+    const int64_t n = (int64_t)dim[1] * dim[2] * dim[3];
+    tt Y, DY, DX;
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, OL_NCHW);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, dim, OL_NCHW);
+    tt_make(h, &DX, CUDNN_DATA_FLOAT, 4, dim, OL_NCHW);
+    double *y = dalloc(n), *dy = dalloc(n), *y0 = dalloc(n), *got = dalloc(n), *want = dalloc(n), *bound = dalloc(n), s;
+    for (int algo = CUDNN_SOFTMAX_ACCURATE; algo <= CUDNN_SOFTMAX_LOG; algo++) {
+        const int log_sm = algo == CUDNN_SOFTMAX_LOG;
+        const sm_long c = {NULL, &Y, &DY, &DX, algo, 1.f, 0.f};
+        const int64_t at[3] = {0, 3 * n / 4, n - 1};
+        for (int64_t i = 0; i < n; i++) y[i] = log_sm ? -0.75 : 0.5, dy[i] = 0;
+        for (int k = 0; k < 3; k++) {
+            const double v = k == 2 ? 1 : k == 0 ? 0x1p60 : -0x1p60;
+            if (log_sm) dy[at[k]] = v;
+            else y[at[k]] = k == 2 ? 1 : 0x1p30, dy[at[k]] = v / y[at[k]];
+        }
+        prior_fill(y0, n, 0);
+        sm_long_threads(h, &c, 1, NULL, y, dy, y0, n, got, log_sm ? "softmax long INSTANCE LOG bwd, sum in order" : "softmax long INSTANCE bwd, sum in order");
+        ref_softmax_bwd_closed(algo, RS_INSTANCE, 1, dim[1], n / dim[1], y, dy, want, &s);
+        for (int64_t i = 0; i < n; i++) bound[i] = log_sm ? fabs(dy[i]) + exp(y[i]) : fabs(y[i]) * (fabs(dy[i]) + 1);
+        const int64_t bad = sm_first_bad(got, want, bound, n, 2e-6);
+        TH_CHECK(s == 1 && bad < 0, "softmax long INSTANCE algo=%d bwd: the sum (reference %g) in order: first bad index %lld: got %.9g want %.9g", algo, s,
+                 (long long)bad, bad >= 0 ? got[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = log_sm ? -0.75 : 1;
+            dy[i] = ldexp(th_randint(0, 1) ? 1 : -1, th_randint(-10, 60));
+        }
+        sm_long_threads(h, &c, 1, NULL, y, dy, y0, n, got, log_sm ? "softmax long INSTANCE LOG bwd, wide sum" : "softmax long INSTANCE bwd, wide sum");
+    }
+    free(y); free(dy); free(y0); free(got); free(want); free(bound);
+    tt_free(h, &Y); tt_free(h, &DY); tt_free(h, &DX);
+}
+
+/* INSTANCE rows long enough for the fast path's chunks (32768 elements and more): one image of 68579 (the
+ * threads share it; the last chunk 995 long), three of 34239 (two whole, one shared on two threads; last chunk
+ * 1471, not a multiple of 8), two of exactly 32768, in NCHW and NHWC, every algorithm, alpha/beta (beta 0 over
+ * NaN), inputs whose range leaves fdnn_expf_inrange out, NaN, +inf and -inf */
+static void cpu_long_instance(cudnnHandle_t h)
+{
+    static const int dims[3][4] = {{1, 7, 97, 101}, {3, 3, 101, 113}, {2, 16, 32, 64}};
+    { /* the closed-form backward reference (linear in the row length) against the Jacobian one */
+        double x[60], y[60], dy[60], j[60], cf[60];
+        th_fill_uniform(x, 60, -3, 3);
+        th_fill_uniform(dy, 60, -2, 2);
+        for (int a = 0; a < 3; a++)
+            for (int m = 0; m < 2; m++) {
+                ref_softmax_fwd(a, m, 2, 5, 6, x, y);
+                ref_softmax_bwd(a, m, 2, 5, 6, y, dy, j);
+                ref_softmax_bwd_closed(a, m, 2, 5, 6, y, dy, cf, NULL);
+                th_compare("softmax backward reference: closed form vs Jacobian", cf, j, 60, 1e-12);
+            }
+    }
+    th_cpu_fast_path("2");
+    for (int d = 0; d < 3; d++)
+        for (int a = 0; a < 3; a++)
+            for (int lay = 0; lay < 2; lay++)
+                for (int kind = 0; kind < 3; kind++) long_case(h, dims[d], a, lay, kind, (d + a + lay + kind) % 2);
+    long_order(h);
+    th_cpu_fast_path(NULL);
+}
+
 static void errors(cudnnHandle_t h)
 {
     int d[4] = {2, 3, 4, 5}, e[4] = {2, 3, 4, 4};
@@ -361,6 +578,7 @@ int main(void)
     if (!th_is_gpu(h)) {
         cpu_fast_sizes(h);
         cpu_fast_exp_agrees(h);
+        cpu_long_instance(h);
     }
     errors(h);
     cudnnDestroy(h);
