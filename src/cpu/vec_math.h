@@ -19,7 +19,7 @@ static inline uint32_t fdnn_f_bits(float f)
 }
 
 /* e^r for |r| <= ln2/2: fdnn_expf's degree-6 polynomial */
-static inline float fdnn_expf_reduced(float r)
+static inline __attribute__((always_inline)) float fdnn_expf_reduced(float r)
 {
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -35,7 +35,7 @@ static inline float fdnn_expf_reduced(float r)
  * degree-6 polynomial for e^r, then 2^k applied as two exponent-built factors so that the whole
  * range, subnormal results included, needs no branch. NaN gives NaN, x > 88.72 gives +inf,
  * x < -103.98 gives 0. */
-static inline float fdnn_expf(float x)
+static inline __attribute__((always_inline)) float fdnn_expf(float x)
 {
     const float hi = 88.72283935546875f, lo = -103.97208f;
     float xc = x > hi ? hi : x;
@@ -58,7 +58,7 @@ static inline float fdnn_expf(float x)
 /* fdnn_expf for x in [-87, 88] (and NaN, which gives NaN), bit for bit, without the range handling: there
  * k = round(x / ln2) is within [-126, 127], so 2^k is one normal float, and p * 2^k rounds once as
  * fdnn_expf's p * 2^k1 * 2^k2 does (its first product is exact). About half of fdnn_expf's operations. */
-static inline float fdnn_expf_inrange(float x)
+static inline __attribute__((always_inline)) float fdnn_expf_inrange(float x)
 {
     const float shifter = 12582912.f;
     const float t = x * 1.44269504088896341f + shifter;
