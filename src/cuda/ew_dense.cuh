@@ -82,6 +82,12 @@ __device__ __forceinline__ unsigned fdiv(const FDiv &f, unsigned n) { return (__
 __device__ __forceinline__ unsigned fmod_(const FDiv &f, unsigned n) { return n - fdiv(f, n) * f.d; }
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+static inline int aligned4(const void *p) { return ((uintptr_t)p & 3) == 0; }
+
+/* Two adjacent elements moved as one load / store (16-bit types: one 32-bit access) */
+template <typename T> struct alignas(2 * sizeof(T)) Pair2 {
+    T a, b;
+};
 
 template <typename T> struct Acc { typedef float type; };
 template <> struct Acc<double> { typedef double type; };

@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
     }
 }
 
-/* NCHW CHANNEL rows with 32 <= C <= SL*RV: the slice layout of sm_chan_fwd_sl (32 adjacent
+/* NCHW CHANNEL rows with 32 <= C <= SL*RV: the slice layout of sm_chan_fwd_sl (32*P adjacent
  * rows x SL channel slices per block; SL = 16 where 8 slices would hold 32 channels per thread),
  * but every thread keeps its <= RV channel values in
  * registers, so x is read once and y written once (the sl kernel reads x twice, and at 32 KiB of
@@ -350,90 +350,208 @@ __global__ void __launch_bounds__(256) sm_chan_bwd_sl(const T *Yv, const T *DY, 
  * deterministic); exp is evaluated once per element and y = e * (1/s). NaN / +inf / all -inf
  * rows come out NaN as in the generic formula (exp(NaN) propagates, so a thread's max may skip
  * NaNs). 16 slices (not DOUBLE): at most 32 registers, four blocks per SM (three where an SM
- * holds 1536 threads). */
+ * holds 1536 threads).
+ * P = 2 (16-bit types, S even, 4-byte aligned pointers): a thread owns two adjacent rows
+ * (spatial positions 2j, 2j+1 of one image: S even keeps a pair inside an image) and moves each
+ * channel's two elements as one 32-bit access. With one 2-byte element per lane a warp's request
+ * is 64 bytes; the pairs make it 128. Each row's arithmetic is P = 1's, so the results are the same. */
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
 #define SM_SL16_BLOCKS 3 /* 1536 threads per SM */
 #else
 #define SM_SL16_BLOCKS 4
 #endif
-template <typename T, int RV, int SL>
-__global__ void __launch_bounds__(32 * SL, SL == 16 && sizeof(T) < 8 ? SM_SL16_BLOCKS : 1) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S, int algo,
-                                                       typename Acc<T>::type alpha, typename Acc<T>::type beta)
+/* Load the P row elements at X[o], X[o+1], ... (P = 2: one pair access) */
+template <int P, typename T, typename F> __device__ __forceinline__ void slr_load(const T *X, unsigned o, F (&v)[P])
+{
+    if constexpr (P == 2) {
+        const fdnn_ewd::Pair2<T> q = *reinterpret_cast<const fdnn_ewd::Pair2<T> *>(X + o);
+        v[0] = to_a(q.a), v[1] = to_a(q.b);
+    } else {
+        v[0] = to_a(X[o]);
+    }
+}
+/* Y[o + j] = alpha * r[j] (+ beta * Y[o + j]) for the P rows */
+template <int P, typename T, typename F> __device__ __forceinline__ void slr_store(T *Y, unsigned o, const F (&r)[P], F alpha, F beta)
+{
+    if constexpr (P == 2) {
+        fdnn_ewd::Pair2<T> q;
+        F a = alpha * r[0], b = alpha * r[1];
+        if (beta != F(0)) {
+            q = *reinterpret_cast<const fdnn_ewd::Pair2<T> *>(Y + o);
+            a += beta * to_a(q.a), b += beta * to_a(q.b);
+        }
+        q.a = from_a<T>(a), q.b = from_a<T>(b);
+        *reinterpret_cast<fdnn_ewd::Pair2<T> *>(Y + o) = q;
+    } else {
+        sm_store(Y, o, r[0], alpha, beta);
+    }
+}
+/* slice_reduce for the P rows of each thread: row j of column tx sits at sh[.][j*32 + tx] (conflict-free) */
+template <bool MAX, int SL, int P, typename F> __device__ __forceinline__ void slice_reduce_p(F (&v)[P], F (*sh)[32 * P])
+{
+#pragma unroll
+    for (int j = 0; j < P; j++) sh[threadIdx.y][j * 32 + threadIdx.x] = v[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+        F r = sh[0][j * 32 + threadIdx.x];
+#pragma unroll
+        for (int k = 1; k < SL; k++) r = MAX ? fmaxn(r, sh[k][j * 32 + threadIdx.x]) : r + sh[k][j * 32 + threadIdx.x];
+        v[j] = r;
+    }
+    __syncthreads();
+}
+/* A thread's values of one channel for its P rows: in the accumulation type, or (RAW, P = 2) the
+ * loaded pair itself, converted where used (half the registers; a value needed twice is computed
+ * twice, the same way, so the results do not change). */
+template <typename T, int P, bool RAW> struct SlrV {
+    typedef typename Acc<T>::type F;
+    F v[P];
+    __device__ __forceinline__ void load(const T *X, unsigned o) { slr_load<P>(X, o, v); }
+    __device__ __forceinline__ void fill(F x)
+    {
+#pragma unroll
+        for (int j = 0; j < P; j++) v[j] = x;
+    }
+    __device__ __forceinline__ F get(int j) const { return v[j]; }
+    __device__ __forceinline__ void set(int j, F x) { v[j] = x; }
+};
+/* to_a in a volatile asm: the compiler may not keep the converted floats (that would undo RAW) */
+__device__ __forceinline__ float raw_cvt(__half v)
+{
+    float r;
+    asm volatile("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(__half_as_ushort(v)));
+    return r;
+}
+__device__ __forceinline__ float raw_cvt(__nv_bfloat16 v)
+{
+    float r;
+    asm volatile("mov.b32 %0, {0, %1};" : "=f"(r) : "h"(__bfloat16_as_ushort(v)));
+    return r;
+}
+template <typename T> struct SlrV<T, 2, true> {
+    typedef typename Acc<T>::type F;
+    fdnn_ewd::Pair2<T> q;
+    __device__ __forceinline__ void load(const T *X, unsigned o) { q = *reinterpret_cast<const fdnn_ewd::Pair2<T> *>(X + o); }
+    __device__ __forceinline__ void fill(F x) { q.a = q.b = from_a<T>(x); } /* -inf and 0: exact */
+    __device__ __forceinline__ F get(int j) const { return raw_cvt(j ? q.b : q.a); }
+};
+/* P = 2 holds more values: values as floats, twice the registers (half the blocks); as loaded, one block fewer (no spill) */
+#define SM_SLR_BLOCKS(T, SL, P, RAW) \
+    (SL == 16 && sizeof(T) < 8 ? (P == 2 ? (RAW ? SM_SL16_BLOCKS - 1 : SM_SL16_BLOCKS / 2) : SM_SL16_BLOCKS) : 1)
+template <typename T, int RV, int SL, int P = 1, bool RAW = false>
+__global__ void __launch_bounds__(32 * SL, SM_SLR_BLOCKS(T, SL, P, RAW)) sm_chan_fwd_slr(const T *X, T *Y, unsigned rows, unsigned C, unsigned S,
+                                                                                       int algo, typename Acc<T>::type alpha, typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
-    __shared__ F shm[SL][32];
+    __shared__ F shm[SL][32 * P];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     const int fast = algo == CUDNN_SOFTMAX_FAST;
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
-    for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) { /* same trip count in the whole block */
-        const unsigned r = rb + tx;
+    for (unsigned rb = blockIdx.x * 32u * P; rb < rows; rb += gridDim.x * 32u * P) { /* same trip count in the whole block */
+        const unsigned r = rb + P * tx; /* P = 2: r even, r + 1 in the same image (S even), rows even */
         const bool on = r < rows;
         const unsigned base = on ? (r / S) * C * S + r % S : 0;
-        F v[RV];
+        SlrV<T, P, RAW> v[RV];
 #pragma unroll
         for (int k = 0; k < RV; k++) {
             const unsigned c = ty + (unsigned)SL * k;
-            v[k] = on && c < C ? to_a(X[base + c * S]) : F(-INFINITY);
+            if (on && c < C) v[k].load(X, base + c * S);
+            else v[k].fill(F(-INFINITY));
         }
-        F m = F(0);
-        if (!fast) {
-            m = F(-INFINITY);
+        F m[P], s[P];
 #pragma unroll
-            for (int k = 0; k < RV; k++)
-                if (ty + (unsigned)SL * k < C) m = fmax(m, v[k]); /* a NaN still reaches s, so every y */
-            m = slice_reduce<true, SL>(m, shm);
+        for (int j = 0; j < P; j++) m[j] = F(0), s[j] = F(0);
+        if (!fast) {
+#pragma unroll
+            for (int j = 0; j < P; j++) {
+                m[j] = F(-INFINITY);
+#pragma unroll
+                for (int k = 0; k < RV; k++)
+                    if (ty + (unsigned)SL * k < C) m[j] = fmax(m[j], v[k].get(j)); /* a NaN still reaches s, so every y */
+            }
+            slice_reduce_p<true, SL, P>(m, shm);
         }
-        F s = F(0);
 #pragma unroll
         for (int k = 0; k < RV; k++)
             if (ty + (unsigned)SL * k < C) {
-                const F e = fexp_(v[k] - m);
-                if (!lg) v[k] = e;
-                s += e;
+#pragma unroll
+                for (int j = 0; j < P; j++) {
+                    const F e = fexp_(v[k].get(j) - m[j]);
+                    if constexpr (!RAW)
+                        if (!lg) v[k].set(j, e);
+                    s[j] += e;
+                }
             }
-        s = slice_reduce<false, SL>(s, shm);
+        slice_reduce_p<false, SL, P>(s, shm);
         if (!on) continue;
-        const F ls = lg ? flog_(s) : F(0), inv = F(1) / s;
+        F ls[P], inv[P];
+#pragma unroll
+        for (int j = 0; j < P; j++) ls[j] = lg ? flog_(s[j]) : F(0), inv[j] = F(1) / s[j];
 #pragma unroll
         for (int k = 0; k < RV; k++) {
             const unsigned c = ty + (unsigned)SL * k;
-            if (c < C) sm_store(Y, base + c * S, lg ? v[k] - m - ls : v[k] * inv, alpha, beta);
+            if (c < C) {
+                F o[P];
+#pragma unroll
+                for (int j = 0; j < P; j++) {
+                    const F x = v[k].get(j);
+                    o[j] = lg ? x - m[j] - ls[j] : (RAW ? fexp_(x - m[j]) : x) * inv[j];
+                }
+                slr_store<P>(Y, base + c * S, o, alpha, beta);
+            }
         }
     }
 }
 
-/* Backward twin of sm_chan_fwd_slr: y and dy of a thread's <= RV channels stay in registers
- * (y, dy read once, dx written once); s = sum dy*y (LOG: sum dy) merged in slice order. */
-template <typename T, int RV, int SL>
+/* Backward twin of sm_chan_fwd_slr: y and dy of a thread's <= RV channels (of its P rows) stay in
+ * registers (y, dy read once, dx written once); s = sum dy*y (LOG: sum dy) merged in slice order. */
+template <typename T, int RV, int SL, int P = 1, bool RAW = false>
 __global__ void __launch_bounds__(32 * SL) sm_chan_bwd_slr(const T *Yv, const T *DY, T *DX, unsigned rows, unsigned C, unsigned S, int algo,
                                                        typename Acc<T>::type alpha, typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
-    __shared__ F shs[SL][32];
+    __shared__ F shs[SL][32 * P];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
-    for (unsigned rb = blockIdx.x * 32u; rb < rows; rb += gridDim.x * 32u) {
-        const unsigned r = rb + tx;
+    for (unsigned rb = blockIdx.x * 32u * P; rb < rows; rb += gridDim.x * 32u * P) {
+        const unsigned r = rb + P * tx;
         const bool on = r < rows;
         const unsigned base = on ? (r / S) * C * S + r % S : 0;
-        F y[RV], d[RV];
+        SlrV<T, P, RAW> y[RV], d[RV];
 #pragma unroll
         for (int k = 0; k < RV; k++) {
             const unsigned c = ty + (unsigned)SL * k;
-            const bool in = on && c < C;
-            y[k] = in ? to_a(Yv[base + c * S]) : F(0);
-            d[k] = in ? to_a(DY[base + c * S]) : F(0);
+            if (on && c < C) {
+                y[k].load(Yv, base + c * S);
+                d[k].load(DY, base + c * S);
+            } else {
+                y[k].fill(F(0));
+                d[k].fill(F(0));
+            }
         }
-        F s = F(0);
+        F s[P];
 #pragma unroll
-        for (int k = 0; k < RV; k++)
-            if (ty + (unsigned)SL * k < C) s += lg ? d[k] : d[k] * y[k];
-        s = slice_reduce<false, SL>(s, shs);
+        for (int j = 0; j < P; j++) {
+            s[j] = F(0);
+#pragma unroll
+            for (int k = 0; k < RV; k++)
+                if (ty + (unsigned)SL * k < C) s[j] += lg ? d[k].get(j) : d[k].get(j) * y[k].get(j);
+        }
+        slice_reduce_p<false, SL, P>(s, shs);
         if (!on) continue;
 #pragma unroll
         for (int k = 0; k < RV; k++) {
             const unsigned c = ty + (unsigned)SL * k;
-            if (c < C) sm_store(DX, base + c * S, lg ? d[k] - fexp_(y[k]) * s : y[k] * (d[k] - s), alpha, beta);
+            if (c < C) {
+                F o[P];
+#pragma unroll
+                for (int j = 0; j < P; j++) {
+                    const F yv = y[k].get(j), dv = d[k].get(j);
+                    o[j] = lg ? dv - fexp_(yv) * s[j] : yv * (dv - s[j]);
+                }
+                slr_store<P>(DX, base + c * S, o, alpha, beta);
+            }
         }
     }
 }
@@ -1239,6 +1357,32 @@ int chan_layout(const struct cudnnTensorStruct *t, long long C, long long S)
     return nchw ? 1 : nhwc ? 2 : 0;
 }
 
+template <typename T, int RV, int SL, bool RAW>
+cudnnStatus_t slr_pair_one(int fwd, unsigned grid, cudaStream_t st, const void *A, const void *B, void *O, unsigned rows, unsigned C, unsigned S,
+                           int algo, float alpha, float beta)
+{
+    const dim3 blk(32, SL);
+    if (fwd) sm_chan_fwd_slr<T, RV, SL, 2, RAW><<<grid, blk, 0, st>>>((const T *)A, (T *)O, rows, C, S, algo, alpha, beta);
+    else sm_chan_bwd_slr<T, RV, SL, 2, true><<<grid, blk, 0, st>>>((const T *)A, (const T *)B, (T *)O, rows, C, S, algo, alpha, beta);
+    return fdnn_cuda_check(cudaGetLastError(), fwd ? "sm_chan_fwd_slr (pairs)" : "sm_chan_bwd_slr (pairs)");
+}
+/* The pair kernels by slices * 100 + channels a thread (the combinations chan_launch picks) */
+template <typename T, bool RAW>
+cudnnStatus_t slr_pair_go(unsigned shape, int fwd, unsigned grid, cudaStream_t st, const void *A, const void *B, void *O, unsigned rows, unsigned C,
+                          unsigned S, int algo, float alpha, float beta)
+{
+    switch (shape) {
+    case 804: return slr_pair_one<T, 4, 8, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    case 808: return slr_pair_one<T, 8, 8, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    case 816: return slr_pair_one<T, 16, 8, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    case 1604: return slr_pair_one<T, 4, 16, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    case 1608: return slr_pair_one<T, 8, 16, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    case 1616: return slr_pair_one<T, 16, 16, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    case 3208: return slr_pair_one<T, 8, 32, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta);
+    default: return slr_pair_one<T, 16, 32, RAW>(fwd, grid, st, A, B, O, rows, C, S, algo, alpha, beta); /* 3216 */
+    }
+}
+
 template <typename T>
 cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, int algo, double alpha, double beta, const void *A, const void *B,
                           void *O)
@@ -1249,7 +1393,21 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     /* FREEDNN_SOFTMAX_SL=8 (read once per process): 8 channel slices at every width (tests) */
     static const bool wide_slices = fdnn_env_int("FREEDNN_SOFTMAX_SL", 16) != SM_SL;
     if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 (or 16) channel slices per block */
-        long long nb = (rows + 31) / 32, cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
+        long long cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
+        if constexpr (sizeof(T) == 2) { /* two rows a thread, pairs of 16-bit elements (sm_chan_fwd_slr, P = 2) */
+            /* FREEDNN_SOFTMAX_PAIR (read once per process): 0 off; 1 the slices of P = 1, values kept as loaded;
+             * 2 twice the slices; 3 (forward) as 1 with the values kept as floats */
+            static const int pair = fdnn_env_int("FREEDNN_SOFTMAX_PAIR", 1);
+            if (pair && wide_slices && C <= 512u && S % 2 == 0 && fdnn_ewd::aligned4(A) && fdnn_ewd::aligned4(O) && (fwd || fdnn_ewd::aligned4(B))) {
+                long long pb = (rows + 63) / 64;
+                const unsigned grid = (unsigned)(pb < cap ? pb : cap);
+                const unsigned sl = pair == 2 ? (C > 128u ? 32u : 16u) : (C > 256u ? 32u : C > 128u ? 16u : 8u);
+                const unsigned rv = C <= 4u * sl ? 4u : C <= 8u * sl ? 8u : 16u;
+                if (pair == 3) return slr_pair_go<T, false>(sl * 100u + rv, fwd, grid, st, A, B, O, rows, C, S, algo, (F)alpha, (F)beta);
+                return slr_pair_go<T, true>(sl * 100u + rv, fwd, grid, st, A, B, O, rows, C, S, algo, (F)alpha, (F)beta);
+            }
+        }
+        long long nb = (rows + 31) / 32;
         const unsigned grid = (unsigned)(nb < cap ? nb : cap);
         if constexpr (sizeof(T) < 8) /* (DOUBLE would spill) */
             if (C > 32u * SM_SL && C <= 512u && wide_slices) {

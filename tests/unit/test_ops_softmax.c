@@ -34,6 +34,7 @@ static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int algo, int mode, in
     double *x = dalloc(n), *y0 = dalloc(n), *got = dalloc(n), *want = dalloc(n), *yv = dalloc(n), *dy = dalloc(n), *dx0 = dalloc(n);
     th_fill_uniform(x, (size_t)n, -4, 4);
     prior_fill(y0, n, beta);
+    if (beta != 0 && y0[0] == 0) y0[0] = 3; /* C = 1 LOG rows give 0: a prior of zeros would leave nothing to compare */
     tt_fill(h, &X, x, 0);
     tt_fill(h, &Y, y0, 5);
     scal sa = mkscal(alpha, dt), sb = mkscal(beta, dt);
@@ -49,6 +50,7 @@ static void one_case(cudnnHandle_t h, cudnnDataType_t dt, int algo, int mode, in
     tt_fill(h, &Y, yv, 5);
     th_fill_uniform(dy, (size_t)n, -2, 2);
     prior_fill(dx0, n, beta);
+    if (beta != 0 && dx0[0] == 0) dx0[0] = 3;
     tt_fill(h, &DY, dy, 0);
     tt_fill(h, &DX, dx0, 4);
     TH_OK(cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode, &sa, Y.d, Y.dev, DY.d, DY.dev, &sb, DX.d, DX.dev));
@@ -532,7 +534,7 @@ int main(void)
     cudnnHandle_t h = th_create_handle();
     /* a forced-variant run (below): e varies the algorithms and scalars per variant */
     const char *cv = getenv("FREEDNN_SOFTMAX_CLUSTER");
-    const int clu = cv != NULL, sl8 = getenv("FREEDNN_SOFTMAX_SL") != NULL;
+    const int clu = cv != NULL, sl8 = getenv("FREEDNN_SOFTMAX_SL") != NULL || getenv("FREEDNN_SOFTMAX_PAIR") != NULL;
     const int e = clu ? (atoi(cv) == 0 ? 1 : atoi(cv) == 1 ? 2 : atoi(cv) == 2 ? 3 : 4) : sl8;
     for (int t = 0; t < 4 && !clu && !sl8; t++)
         for (int a = 0; a < 3; a++)
@@ -547,7 +549,8 @@ int main(void)
     /* The GPU reads FREEDNN_SOFTMAX_CLUSTER and FREEDNN_SOFTMAX_SL once per process, so the
      * forced variants are separate runs of this program (tests/CMakeLists.txt: gpu/..._cl0,
      * _cl1, _cl2, _cl16: the INSTANCE rows with the sm_90 cluster forward off or forced to that
-     * many blocks; _sl8: the wide NCHW CHANNEL rows with 8 channel slices); such a run checks only
+     * many blocks; _sl8: the wide NCHW CHANNEL rows with 8 channel slices; _pair0, _pair2, _pair3:
+     * those rows with FREEDNN_SOFTMAX_PAIR set); such a run checks only
      * the rows its variable steers (the CPU backend ignores both). */
     if (!sl8)
         for (int b = 0; b < 6; b++) {
@@ -559,10 +562,13 @@ int main(void)
                     one_case(h, float_types[t], a, !inst /* 0: INSTANCE */, t + a + e, (t + a + e) % 2);
         }
     /* NCHW CHANNEL with 129..256 and 257..512 channels (the GPU keeps them in registers over 16 and
-     * 32 channel slices; with 8 slices, registers up to 256 channels, above that x read twice) */
-    static const int wide[3][4] = {{2, 256, 3, 5}, {3, 200, 7, 5}, {2, 400, 3, 7}};
+     * 32 channel slices; with 8 slices, registers up to 256 channels, above that x read twice); then
+     * an even number of positions, where the GPU gives HALF / BFLOAT16 two positions a thread
+     * (FREEDNN_SOFTMAX_PAIR; 66 positions: a block of 64 rows and a part block) */
+    static const int wide[9][4] = {{2, 256, 3, 5}, {3, 200, 7, 5}, {2, 400, 3, 7}, {2, 256, 4, 5}, {3, 200, 6, 5},
+                                   {2, 400, 3, 6}, {1, 130, 2, 33}, {3, 48, 6, 3}, {2, 100, 2, 9}};
     if (!clu)
-        for (int b = 0; b < 3; b++) {
+        for (int b = 0; b < 9; b++) {
             g_fix = wide[b], g_fnd = 4;
             for (int t = 0; t < 4; t++)
                 for (int a = 0; a < 3; a++) one_case(h, float_types[t], a, 1, t + a + e, OL_NCHW);
