@@ -556,70 +556,54 @@ bool pool_k3s2_nhwc_go(cudnnHandle_t h, const P2 &g, const T *X, T *Y, signed ch
  * (a*3 + b, -1 for none) to map[k] instead of y (the max backward's argmax map, as
  * pool2d_argmax_map writes it). */
 template <typename T> using PoolPair = fdnn_ewd::Pair2<T>;
-template <typename T, int PM, int U = 1>
+template <typename T, int PM>
 __global__ void __launch_bounds__(256) pool2d_fwd_k3s2p1_nchw(P2 g, const T *X, T *Y, signed char *map, typename fdnn_ewd::Acc<T>::type alpha,
                                                               typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x;
-    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < g.total; base += U * stride) {
-        /* U outputs a thread (k + u * stride): every load before any store (as pool2d_bwd_k3s2p1_nchw_cell) */
-        unsigned ow[U];
-        bool act[U], rok[U][3];
-        F c0[U][3], c1[U][3], cl[U][3];
+    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < g.total; base += stride) {
+        const unsigned k = base + lane;
+        const bool act = k < g.total;
+        unsigned ow = 0, oh = 0, plane = 0;
+        if (act) p2_plane_decode(g.fOW, g.fOH, k, ow, oh, plane);
+        const T *xp = X + (size_t)plane * g.H * g.W;
+        F c0[3], c1[3], cl[3];
+        bool rok[3];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const unsigned k = base + u * stride + lane;
-            act[u] = k < g.total;
-            unsigned oh = 0, plane = 0;
-            ow[u] = 0;
-            if (act[u]) p2_plane_decode(g.fOW, g.fOH, k, ow[u], oh, plane);
-            const T *xp = X + (size_t)plane * g.H * g.W;
-#pragma unroll
-            for (int a = 0; a < 3; a++) {
-                const int ih = 2 * (int)oh - 1 + a;
-                rok[u][a] = act[u] && ih >= 0 && ih < (int)g.H;
-                c0[u][a] = c1[u][a] = cl[u][a] = F(0);
-                if (rok[u][a]) {
-                    const PoolPair<T> v = *reinterpret_cast<const PoolPair<T> *>(xp + (unsigned)ih * g.W + 2u * ow[u]);
-                    c0[u][a] = fdnn_ewd::to_a(v.a);
-                    c1[u][a] = fdnn_ewd::to_a(v.b);
-                    if (lane == 0 && ow[u] > 0) cl[u][a] = fdnn_ewd::to_a(xp[(unsigned)ih * g.W + 2u * ow[u] - 1u]);
-                }
+        for (int a = 0; a < 3; a++) {
+            const int ih = 2 * (int)oh - 1 + a;
+            rok[a] = act && ih >= 0 && ih < (int)g.H;
+            c0[a] = c1[a] = F(0);
+            if (rok[a]) {
+                const PoolPair<T> v = *reinterpret_cast<const PoolPair<T> *>(xp + (unsigned)ih * g.W + 2u * ow);
+                c0[a] = fdnn_ewd::to_a(v.a);
+                c1[a] = fdnn_ewd::to_a(v.b);
             }
+            cl[a] = __shfl_up_sync(0xffffffffu, c1[a], 1);
+            if (lane == 0 && rok[a] && ow > 0) cl[a] = fdnn_ewd::to_a(xp[(unsigned)ih * g.W + 2u * ow - 1u]);
         }
+        if (!act) continue;
+        F acc = pf_init<PM, F>();
+        int best = -1;
+        unsigned cnt = 0;
 #pragma unroll
-        for (int u = 0; u < U; u++)
-#pragma unroll
-            for (int a = 0; a < 3; a++) {
-                const F l = __shfl_up_sync(0xffffffffu, c1[u][a], 1);
-                if (lane != 0) cl[u][a] = l;
+        for (int a = 0; a < 3; a++) {
+            if (!rok[a]) continue;
+            if (ow > 0) {
+                pf_take<PM>(acc, best, cl[a], 3 * a);
+                cnt++;
             }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (!act[u]) continue;
-            const unsigned k = base + u * stride + lane;
-            F acc = pf_init<PM, F>();
-            int best = -1;
-            unsigned cnt = 0;
-#pragma unroll
-            for (int a = 0; a < 3; a++) {
-                if (!rok[u][a]) continue;
-                if (ow[u] > 0) {
-                    pf_take<PM>(acc, best, cl[u][a], 3 * a);
-                    cnt++;
-                }
-                pf_take<PM>(acc, best, c0[u][a], 3 * a + 1);
-                pf_take<PM>(acc, best, c1[u][a], 3 * a + 2);
-                cnt += 2;
-            }
-            if (PM >= 3) {
-                map[k] = (signed char)best;
-                continue;
-            }
-            acc = pf_finish<PM>(g, acc, cnt, 9);
-            VLd<T, 1>::st(Y + k, &acc, alpha, beta);
+            pf_take<PM>(acc, best, c0[a], 3 * a + 1);
+            pf_take<PM>(acc, best, c1[a], 3 * a + 2);
+            cnt += 2;
         }
+        if (PM >= 3) {
+            map[k] = (signed char)best;
+            continue;
+        }
+        acc = pf_finish<PM>(g, acc, cnt, 9);
+        VLd<T, 1>::st(Y + k, &acc, alpha, beta);
     }
 }
 
@@ -1064,93 +1048,57 @@ __device__ __forceinline__ typename fdnn_ewd::Acc<T>::type p2_cell_term(const P2
     const F div = p2_k3s2p1_div<F>(g, oh, ow);
     return div > F(0) ? q / div : F(0);
 }
-/* U cells a thread per loop step (cells k + u * stride, u < U): all their dy / map loads are issued
- * before any dx store (16-bit data moves few bytes a thread; U = 1 left HALF at half of FLOAT's rate) */
-template <typename T, bool MAXM, int U>
+template <typename T, bool MAXM>
 __global__ void __launch_bounds__(256) pool2d_bwd_k3s2p1_nchw_cell(P2 g, const signed char *map, const T *DY, T *DX, unsigned items,
                                                                    typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
 {
     typedef typename fdnn_ewd::Acc<T>::type F;
     const unsigned lane = threadIdx.x & 31u, stride = gridDim.x * blockDim.x;
-    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < items; base += U * stride) {
-        unsigned ow[U], oh[U], plane[U];
-        bool act[U], down[U], right[U];
-        int t00[U], t10[U], t01[U], t11[U];
-        F q00[U], q10[U], q01[U], q11[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const unsigned k = base + u * stride + lane;
-            act[u] = k < items;
-            ow[u] = oh[u] = plane[u] = 0;
-            if (act[u]) p2_plane_decode(g.fOW, g.fOH, k, ow[u], oh[u], plane[u]);
-            const T *dyp = DY + (size_t)plane[u] * g.OH * g.OW;
-            const signed char *mp = MAXM ? map + (size_t)plane[u] * g.OH * g.OW : NULL;
-            down[u] = act[u] && oh[u] + 1 < g.OH, right[u] = act[u] && ow[u] + 1 < g.OW;
-            t00[u] = t10[u] = -1;
-            q00[u] = q10[u] = F(0);
-            if (act[u]) q00[u] = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh[u], (int)ow[u], t00[u]);
-            if (down[u]) q10[u] = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh[u] + 1, (int)ow[u], t10[u]);
-            q01[u] = q11[u] = F(0);
-            t01[u] = t11[u] = -1;
-            if (lane == 31 && right[u]) {
-                q01[u] = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh[u], (int)ow[u] + 1, t01[u]);
-                if (down[u]) q11[u] = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh[u] + 1, (int)ow[u] + 1, t11[u]);
-            }
+    for (unsigned base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < items; base += stride) {
+        const unsigned k = base + lane;
+        const bool act = k < items;
+        unsigned ow = 0, oh = 0, plane = 0;
+        if (act) p2_plane_decode(g.fOW, g.fOH, k, ow, oh, plane);
+        const T *dyp = DY + (size_t)plane * g.OH * g.OW;
+        const signed char *mp = MAXM ? map + (size_t)plane * g.OH * g.OW : NULL;
+        const bool down = act && oh + 1 < g.OH, right = act && ow + 1 < g.OW;
+        int t00 = -1, t10 = -1, t01 = -1, t11 = -1;
+        F q00 = F(0), q10 = F(0);
+        if (act) q00 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh, (int)ow, t00);
+        if (down) q10 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh + 1, (int)ow, t10);
+        F q01 = __shfl_down_sync(0xffffffffu, q00, 1), q11 = __shfl_down_sync(0xffffffffu, q10, 1);
+        t01 = __shfl_down_sync(0xffffffffu, t00, 1), t11 = __shfl_down_sync(0xffffffffu, t10, 1);
+        if (lane == 31 && right) {
+            q01 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh, (int)ow + 1, t01);
+            if (down) q11 = p2_cell_term<T, MAXM>(g, dyp, mp, (int)oh + 1, (int)ow + 1, t11);
         }
+        if (!act) continue;
+        /* a term counts when it exists and (max) its window selected this pixel */
+        const bool r = right, d = down, rd = right && down;
+        F a00 = F(0), a01 = F(0), a10 = F(0), a11 = F(0);
+        if (!MAXM || t00 == 4) a00 += q00;
+        if (!MAXM || t00 == 5) a01 += q00;
+        if (r && (!MAXM || t01 == 3)) a01 += q01;
+        if (!MAXM || t00 == 7) a10 += q00;
+        if (d && (!MAXM || t10 == 1)) a10 += q10;
+        if (!MAXM || t00 == 8) a11 += q00;
+        if (r && (!MAXM || t01 == 6)) a11 += q01;
+        if (d && (!MAXM || t10 == 2)) a11 += q10;
+        if (rd && (!MAXM || t11 == 0)) a11 += q11;
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const F s01 = __shfl_down_sync(0xffffffffu, q00[u], 1), s11 = __shfl_down_sync(0xffffffffu, q10[u], 1);
-            const int r01 = __shfl_down_sync(0xffffffffu, t00[u], 1), r11 = __shfl_down_sync(0xffffffffu, t10[u], 1);
-            if (lane != 31) q01[u] = s01, q11[u] = s11, t01[u] = r01, t11[u] = r11;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (!act[u]) continue;
-            /* a term counts when it exists and (max) its window selected this pixel */
-            const bool r = right[u], d = down[u], rd = right[u] && down[u];
-            F a00 = F(0), a01 = F(0), a10 = F(0), a11 = F(0);
-            if (!MAXM || t00[u] == 4) a00 += q00[u];
-            if (!MAXM || t00[u] == 5) a01 += q00[u];
-            if (r && (!MAXM || t01[u] == 3)) a01 += q01[u];
-            if (!MAXM || t00[u] == 7) a10 += q00[u];
-            if (d && (!MAXM || t10[u] == 1)) a10 += q10[u];
-            if (!MAXM || t00[u] == 8) a11 += q00[u];
-            if (r && (!MAXM || t01[u] == 6)) a11 += q01[u];
-            if (d && (!MAXM || t10[u] == 2)) a11 += q10[u];
-            if (rd && (!MAXM || t11[u] == 0)) a11 += q11[u];
-#pragma unroll
-            for (int rr = 0; rr < 2; rr++) {
-                const unsigned ih = 2 * oh[u] + rr;
-                if (ih >= g.H) break;
-                T *o = DX + (size_t)plane[u] * g.H * g.W + (size_t)ih * g.W + 2u * ow[u];
-                PoolPair<T> v;
-                if (beta != F(0)) v = *reinterpret_cast<const PoolPair<T> *>(o);
-                F r0 = alpha * (rr ? a10 : a00), r1 = alpha * (rr ? a11 : a01);
-                if (beta != F(0)) r0 += beta * fdnn_ewd::to_a(v.a), r1 += beta * fdnn_ewd::to_a(v.b);
-                v.a = fdnn_ewd::from_a<T>(r0);
-                v.b = fdnn_ewd::from_a<T>(r1);
-                *reinterpret_cast<PoolPair<T> *>(o) = v;
-            }
+        for (int rr = 0; rr < 2; rr++) {
+            const unsigned ih = 2 * oh + rr;
+            if (ih >= g.H) break;
+            T *o = DX + (size_t)plane * g.H * g.W + (size_t)ih * g.W + 2u * ow;
+            PoolPair<T> v;
+            if (beta != F(0)) v = *reinterpret_cast<const PoolPair<T> *>(o);
+            F r0 = alpha * (rr ? a10 : a00), r1 = alpha * (rr ? a11 : a01);
+            if (beta != F(0)) r0 += beta * fdnn_ewd::to_a(v.a), r1 += beta * fdnn_ewd::to_a(v.b);
+            v.a = fdnn_ewd::from_a<T>(r0);
+            v.b = fdnn_ewd::from_a<T>(r1);
+            *reinterpret_cast<PoolPair<T> *>(o) = v;
         }
     }
-}
-/* The cells a thread per loop step of pool2d_bwd_k3s2p1_nchw_cell: FREEDNN_CUDA_POOL_U (1, 2 or 4; read once per
- * process), else 2 for 16-bit data and 1 for the others */
-int pool_cell_u(size_t es)
-{
-    static const int u = fdnn_env_int("FREEDNN_CUDA_POOL_U", 0);
-    return u == 1 || u == 2 || u == 4 ? u : es == 2 ? 2 : 1;
-}
-template <typename T, bool MAXM>
-void pool_bwd_cell_nchw_go(cudnnHandle_t h, const P2 &g, const signed char *map, const T *DY, T *DX, unsigned items,
-                           typename fdnn_ewd::Acc<T>::type alpha, typename fdnn_ewd::Acc<T>::type beta)
-{
-    cudaStream_t s = (cudaStream_t)h->stream;
-    const int u = pool_cell_u(sizeof(T));
-    const unsigned grid = fdnn_ewd::dense_grid(h, ((long long)items + u - 1) / u);
-    if (u == 4) pool2d_bwd_k3s2p1_nchw_cell<T, MAXM, 4><<<grid, 256, 0, s>>>(g, map, DY, DX, items, alpha, beta);
-    else if (u == 2) pool2d_bwd_k3s2p1_nchw_cell<T, MAXM, 2><<<grid, 256, 0, s>>>(g, map, DY, DX, items, alpha, beta);
-    else pool2d_bwd_k3s2p1_nchw_cell<T, MAXM, 1><<<grid, 256, 0, s>>>(g, map, DY, DX, items, alpha, beta);
 }
 
 /* The outputs whose windows cover input (ih, iw): rows [lh, uh], columns [lw, uw] (as pool2d_bwd_fast). */
@@ -1524,24 +1472,15 @@ void pool_maxbwd_chunks(cudnnHandle_t h, const P2 &g, const T *X, const T *DY, T
         P2 gy = g, gx = g;
         gy.total = nb * yi, gx.total = nb * xi;
         if (pool_k3s2p1_nchw<T, VL>(g, X, DX)) { /* paired loads + a shuffle, as the forward */
-            const int u = pool_cell_u(sizeof(T));
-            const unsigned gg = fdnn_ewd::dense_grid(h, ((long long)gy.total + u - 1) / u);
-            const T *x = X + (size_t)n0 * xi;
-            if (u == 1) {
-                if (g.prop) pool2d_fwd_k3s2p1_nchw<T, 4, 1><<<gg, 256, 0, s>>>(gy, x, NULL, map, alpha, beta);
-                else pool2d_fwd_k3s2p1_nchw<T, 3, 1><<<gg, 256, 0, s>>>(gy, x, NULL, map, alpha, beta);
-            } else if (u == 2) {
-                if (g.prop) pool2d_fwd_k3s2p1_nchw<T, 4, 2><<<gg, 256, 0, s>>>(gy, x, NULL, map, alpha, beta);
-                else pool2d_fwd_k3s2p1_nchw<T, 3, 2><<<gg, 256, 0, s>>>(gy, x, NULL, map, alpha, beta);
-            } else {
-                if (g.prop) pool2d_fwd_k3s2p1_nchw<T, 4, 4><<<gg, 256, 0, s>>>(gy, x, NULL, map, alpha, beta);
-                else pool2d_fwd_k3s2p1_nchw<T, 3, 4><<<gg, 256, 0, s>>>(gy, x, NULL, map, alpha, beta);
-            }
+            const unsigned gg = fdnn_ewd::dense_grid(h, gy.total);
+            if (g.prop) pool2d_fwd_k3s2p1_nchw<T, 4><<<gg, 256, 0, s>>>(gy, X + (size_t)n0 * xi, NULL, map, alpha, beta);
+            else pool2d_fwd_k3s2p1_nchw<T, 3><<<gg, 256, 0, s>>>(gy, X + (size_t)n0 * xi, NULL, map, alpha, beta);
         } else if (!pool_k3s2_nhwc_go<T, VL>(h, gy, X + (size_t)n0 * xi, NULL, map, alpha, beta))
             pool2d_argmax_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gy.total / VL), 256, 0, s>>>(gy, X + (size_t)n0 * xi, map);
         if (pool_bwd_quad<T, VL, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, alpha, beta)) continue;
         if (pool_k3s2p1_nchw<T, VL>(g, X, DX)) {
-            pool_bwd_cell_nchw_go<T, true>(h, gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, gy.total, alpha, beta);
+            pool2d_bwd_k3s2p1_nchw_cell<T, true><<<fdnn_ewd::dense_grid(h, gy.total), 256, 0, s>>>(
+                gx, map, DY + (size_t)n0 * yi, DX + (size_t)n0 * xi, gy.total, alpha, beta);
             continue;
         }
         pool2d_maxbwd_map<T, VL, KH, KW><<<fdnn_ewd::dense_grid(h, gx.total / VL), 256, 0, s>>>(gx, map, DY + (size_t)n0 * yi,
@@ -1661,7 +1600,8 @@ void pool_go(cudnnHandle_t h, P2 g, int fwd, const void *X, const void *DY, void
     if (!g.is_max && pool_bwd_quad<T, VL, false>(h, g, NULL, (const T *)DY, (T *)O, (F)alpha, (F)beta)) return;
     if (!fwd && !g.is_max && pool_k3s2p1_nchw<T, VL>(g, O, O)) {
         const unsigned cells = g.total / (g.H * g.W) * g.OH * g.OW;
-        pool_bwd_cell_nchw_go<T, false>(h, g, NULL, (const T *)DY, (T *)O, cells, (F)alpha, (F)beta);
+        pool2d_bwd_k3s2p1_nchw_cell<T, false><<<fdnn_ewd::dense_grid(h, cells), 256, 0, s>>>(g, NULL, (const T *)DY, (T *)O, cells,
+                                                                                           (F)alpha, (F)beta);
         return;
     }
     if (!g.is_max && VL == 1 && !g.ynhwc && !g.onhwc && g.W % 4 == 0 && (uintptr_t)O % (4 * sizeof(T)) == 0) {

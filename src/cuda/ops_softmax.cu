@@ -615,10 +615,11 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_reg(const T *X, T *Y, unsigne
 /* Butterfly all-reduce over the warp of RW independent values per lane (the RW rows a warp
  * handles): sum, or the NaN-keeping max; all RW shuffles of a step are issued before they are
  * combined. Every lane ends with the same, fixed-order result. */
-template <bool MAX, int RW, typename F> __device__ __forceinline__ void warp_allreduce(F *v)
+/* Reduction over each aligned group of G lanes (G = 32: the whole warp), in a fixed butterfly */
+template <bool MAX, int RW, typename F, int G = 32> __device__ __forceinline__ void warp_allreduce(F *v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
+    for (int o = G / 2; o > 0; o >>= 1) {
         F a[RW];
 #pragma unroll
         for (int q = 0; q < RW; q++) a[q] = __shfl_xor_sync(0xffffffffu, v[q], o);
@@ -627,22 +628,27 @@ template <bool MAX, int RW, typename F> __device__ __forceinline__ void warp_all
     }
 }
 
-template <typename T, int NV, int RW>
+/* G < 32 (NV = RW = 1, C / VL <= G): each aligned group of G lanes owns a row, 32 / G rows a warp
+ * (with C = 64 HALF, one row a warp left 24 of its 32 lanes idle) */
+template <typename T, int NV, int RW, int G = 32>
 __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigned rows, unsigned C, int algo, typename Acc<T>::type alpha,
                                                        typename Acc<T>::type beta)
 {
     typedef typename Acc<T>::type F;
     typedef fdnn_ewd::V16<T> V;
     const int VL = 16 / sizeof(T);
+    static_assert(G == 32 || (NV == 1 && RW == 1), "lane groups: one vector, one row a group");
     const unsigned lane = threadIdx.x & 31, CV = C / VL;
-    const unsigned step = (unsigned)RW * gridDim.x * (blockDim.x / 32);
+    const unsigned gl = lane % G, RPW = (unsigned)RW * (32 / G); /* lane in its group; rows a warp */
+    const unsigned step = RPW * gridDim.x * (blockDim.x / 32);
     const int fast = algo == CUDNN_SOFTMAX_FAST;
     const bool lg = algo == CUDNN_SOFTMAX_LOG;
-    for (unsigned r0 = (unsigned)RW * (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32); r0 < rows; r0 += step) {
+    for (unsigned rw = RPW * (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32); rw < rows; rw += step) { /* warp-uniform */
+        const unsigned r0 = rw + lane / G;
         F v[RW][NV * VL], m[RW], s[RW];
         bool rok[RW], ok[NV];
 #pragma unroll
-        for (int j = 0; j < NV; j++) ok[j] = lane + 32u * j < CV;
+        for (int j = 0; j < NV; j++) ok[j] = gl + 32u * j < CV;
 #pragma unroll
         for (int q = 0; q < RW; q++) {
             rok[q] = r0 + q < rows;
@@ -650,7 +656,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
 #pragma unroll
             for (int j = 0; j < NV; j++) {
                 V a;
-                if (rok[q] && ok[j]) a = xv[lane + 32u * j];
+                if (rok[q] && ok[j]) a = xv[gl + 32u * j];
 #pragma unroll
                 for (int l = 0; l < VL; l++) v[q][j * VL + l] = rok[q] && ok[j] ? to_a(a.e[l]) : F(-INFINITY);
             }
@@ -667,7 +673,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
                     }
             }
         }
-        if (!fast) warp_allreduce<true, RW>(m);
+        if (!fast) warp_allreduce<true, RW, F, G>(m);
 #pragma unroll
         for (int q = 0; q < RW; q++) {
             s[q] = F(0);
@@ -682,7 +688,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
                     }
                 }
         }
-        warp_allreduce<false, RW>(s);
+        warp_allreduce<false, RW, F, G>(s);
 #pragma unroll
         for (int q = 0; q < RW; q++) {
             if (!rok[q]) continue;
@@ -692,7 +698,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
             for (int j = 0; j < NV; j++) {
                 if (!ok[j]) continue;
                 V o;
-                if (beta != F(0)) o = yv[lane + 32u * j];
+                if (beta != F(0)) o = yv[gl + 32u * j];
 #pragma unroll
                 for (int l = 0; l < VL; l++) {
                     const F x = v[q][j * VL + l];
@@ -700,7 +706,7 @@ __global__ void __launch_bounds__(256) sm_chan_fwd_vec(const T *X, T *Y, unsigne
                     if (beta != F(0)) r += beta * to_a(o.e[l]);
                     o.e[l] = from_a<T>(r);
                 }
-                yv[lane + 32u * j] = o;
+                yv[gl + 32u * j] = o;
             }
         }
     }
@@ -1395,15 +1401,20 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
     if (lay == 1 && C >= 32) { /* NCHW: 32 rows x 8 (or 16) channel slices per block */
         long long cap = (long long)fdnn_cuda_sm_count(h) * 8 * 4;
         if constexpr (sizeof(T) == 2) { /* two rows a thread, pairs of 16-bit elements (sm_chan_fwd_slr, P = 2) */
-            /* FREEDNN_SOFTMAX_PAIR (read once per process): 0 off; 1 the slices of P = 1, values kept as loaded;
-             * 2 twice the slices; 3 (forward) as 1 with the values kept as floats */
+            /* FREEDNN_SOFTMAX_PAIR (read once per process): 0 off; 1 (default) as measured best on an H100 (HALF,
+             * 32..512 channels): the forward with P = 1's slices and the values as floats (as loaded at 8 slices of 16
+             * channels, where floats need 95 registers), the backward with 16 slices (32 above 256 channels) and the
+             * values as loaded; 2 twice P = 1's slices, as loaded; 3 P = 1's slices, the forward's values as floats;
+             * 4 P = 1's slices, as loaded. (The backward keeps the values as loaded in every mode.) */
             static const int pair = fdnn_env_int("FREEDNN_SOFTMAX_PAIR", 1);
             if (pair && wide_slices && C <= 512u && S % 2 == 0 && fdnn_ewd::aligned4(A) && fdnn_ewd::aligned4(O) && (fwd || fdnn_ewd::aligned4(B))) {
                 long long pb = (rows + 63) / 64;
                 const unsigned grid = (unsigned)(pb < cap ? pb : cap);
-                const unsigned sl = pair == 2 ? (C > 128u ? 32u : 16u) : (C > 256u ? 32u : C > 128u ? 16u : 8u);
+                const unsigned sl1 = C > 256u ? 32u : C > 128u ? 16u : 8u; /* P = 1's slices */
+                const unsigned sl = pair == 2 ? (C > 128u ? 32u : 16u) : pair == 1 && !fwd ? (C > 256u ? 32u : 16u) : sl1;
                 const unsigned rv = C <= 4u * sl ? 4u : C <= 8u * sl ? 8u : 16u;
-                if (pair == 3) return slr_pair_go<T, false>(sl * 100u + rv, fwd, grid, st, A, B, O, rows, C, S, algo, (F)alpha, (F)beta);
+                const bool raw = pair == 2 || pair == 4 || (pair == 1 && sl == 8u && rv == 16u);
+                if (!raw) return slr_pair_go<T, false>(sl * 100u + rv, fwd, grid, st, A, B, O, rows, C, S, algo, (F)alpha, (F)beta);
                 return slr_pair_go<T, true>(sl * 100u + rv, fwd, grid, st, A, B, O, rows, C, S, algo, (F)alpha, (F)beta);
             }
         }
@@ -1470,7 +1481,16 @@ cudnnStatus_t chan_launch(cudnnHandle_t h, int lay, const SmGeom &g, int fwd, in
                 long long fb = ((long long)rows + 7) / 8; /* forward: one row per warp */
                 if (fb > cap) fb = cap;
                 const unsigned fg = (unsigned)(fb < 1 ? 1 : fb);
-                if (C <= 32u * VL) sm_chan_fwd_vec<T, 1, 1><<<fg, 256, 0, st>>>(a, o, rows, C, algo, (F)alpha, (F)beta);
+                /* rows of at most 8 or 16 vectors: a row per group of 8 or 16 lanes (FREEDNN_SOFTMAX_GROUPS=0: a row a warp) */
+                static const bool groups = fdnn_env_int("FREEDNN_SOFTMAX_GROUPS", 1) != 0;
+                if (groups && C <= 16u * VL) {
+                    const unsigned gsz = C <= 8u * VL ? 8u : 16u, per = 8u * (32u / gsz); /* rows a block */
+                    long long gb = ((long long)rows + per - 1) / per;
+                    if (gb > cap) gb = cap;
+                    const unsigned gg = (unsigned)(gb < 1 ? 1 : gb);
+                    if (gsz == 8) sm_chan_fwd_vec<T, 1, 1, 8><<<gg, 256, 0, st>>>(a, o, rows, C, algo, (F)alpha, (F)beta);
+                    else sm_chan_fwd_vec<T, 1, 1, 16><<<gg, 256, 0, st>>>(a, o, rows, C, algo, (F)alpha, (F)beta);
+                } else if (C <= 32u * VL) sm_chan_fwd_vec<T, 1, 1><<<fg, 256, 0, st>>>(a, o, rows, C, algo, (F)alpha, (F)beta);
                 else sm_chan_fwd_vec<T, 2, 1><<<fg, 256, 0, st>>>(a, o, rows, C, algo, (F)alpha, (F)beta);
                 return fdnn_cuda_check(cudaGetLastError(), "sm_chan_fwd_vec");
             }

@@ -549,8 +549,8 @@ int main(void)
     /* The GPU reads FREEDNN_SOFTMAX_CLUSTER and FREEDNN_SOFTMAX_SL once per process, so the
      * forced variants are separate runs of this program (tests/CMakeLists.txt: gpu/..._cl0,
      * _cl1, _cl2, _cl16: the INSTANCE rows with the sm_90 cluster forward off or forced to that
-     * many blocks; _sl8: the wide NCHW CHANNEL rows with 8 channel slices; _pair0, _pair2, _pair3:
-     * those rows with FREEDNN_SOFTMAX_PAIR set); such a run checks only
+     * many blocks; _sl8: the wide NCHW CHANNEL rows with 8 channel slices; _pair0, _pair2, _pair3,
+     * _pair4: those rows with FREEDNN_SOFTMAX_PAIR set); such a run checks only
      * the rows its variable steers (the CPU backend ignores both). */
     if (!sl8)
         for (int b = 0; b < 6; b++) {
@@ -572,6 +572,15 @@ int main(void)
             g_fix = wide[b], g_fnd = 4;
             for (int t = 0; t < 4; t++)
                 for (int a = 0; a < 3; a++) one_case(h, float_types[t], a, 1, t + a + e, OL_NCHW);
+        }
+    /* NHWC CHANNEL rows of at most 16 16-byte vectors (the GPU gives each row a group of 8 or 16 lanes of a
+     * warp), row counts that leave a warp's last groups without a row */
+    static const int grp[4][4] = {{3, 64, 5, 7}, {2, 32, 9, 5}, {2, 128, 3, 11}, {1, 8, 7, 9}};
+    if (!clu && !sl8)
+        for (int b = 0; b < 4; b++) {
+            g_fix = grp[b], g_fnd = 4;
+            for (int t = 0; t < 4; t++)
+                for (int a = 0; a < 3; a++) one_case(h, float_types[t], a, 1, t + a + b, OL_NHWC);
         }
     if (clu || sl8) {
         cudnnDestroy(h);
