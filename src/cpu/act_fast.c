@@ -9,17 +9,20 @@
  * the saturation points and the exp over/underflow thresholds; coef 0.7 and 1 (ELU), 2.5 and 0.7 (CLIPPED_RELU),
  * swish beta 1, 1.3 and 0.5; alpha 1, beta 0, dy 1, y the double path's forward), max error in ulps of the result
  * where it is a normal float, AVX2 clone:
- *   forward:  SIGMOID 2, TANH 2, ELU 2, SWISH 3, RELU / CLIPPED_RELU 0 (exact)
- *   backward: SIGMOID 1, TANH 1, ELU 1, RELU / CLIPPED_RELU 0, SWISH 4-6 ulps of the larger of its terms s and
- *             z s (1 - s): they cancel near its zero at z = sb x = -1.2785 (12 ulp of the result for |z + 1.2785|
- *             > 0.25, unbounded relative error at the zero itself, where the double path keeps 2^-29 more)
+ *   forward:  SIGMOID 2, TANH 2, ELU 2, RELU / CLIPPED_RELU 0 (exact), SWISH 3 with sb 1 and 0.5 (sb x exact in
+ *             float), 103 with sb 1.3 (at z = sb x = -80: z rounded to float, about |z| ulp of e^z for z < 0)
+ *   backward: SIGMOID 1, TANH 1, ELU 1, RELU / CLIPPED_RELU 0, SWISH 4 ulps of the larger of its terms s and
+ *             z s (1 - s) with sb 1 and 0.5, 112 with sb 1.3 (z = -87); the terms cancel near its zero at
+ *             z = -1.2785 (12 ulp of the result for |z + 1.2785| > 0.25 with sb 1, unbounded relative error at the
+ *             zero itself, where the double path keeps 2^-29 more)
  * NaN, infinities and zeros from special inputs (x +-0, +-inf, NaN) are the double path's, bit for bit; results below
  * FLT_MIN may differ by a subnormal step or in the sign of an underflowed zero. tanh(x), sigmoid near 0.5 and
  * e^x - 1 near 0 keep their relative precision down to subnormal x (no 1 - y or e^x - 1 cancellation). ELU's double
  * path forms exp(x) - 1.0, which loses relative precision for |x| below ~1e-4 (and gives +0 for |x| < 1.1e-16): there
  * this path is the more accurate one, and the figure above is against coef * expm1(x). Swish's x sigmoid(sb x) keeps
- * its precision where sigmoid(sb x) is subnormal (sb < 1: x e^z formed scaled) for sb > 4e-36, its backward for
- * |dy| < 1e17. Alpha and beta add a float rounding each (y = alpha*act + beta*y in float). */
+ * its precision where sigmoid(sb x) is subnormal (sb < 1: x e^z formed scaled), its backward for |dy| < 1e17; swish
+ * beta outside [FLT_MIN, FLT_MAX] in magnitude takes the double path. Alpha and beta add a float rounding each
+ * (y = alpha*act + beta*y in float). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -35,29 +38,26 @@ typedef struct {
     float c;        /* coef: the clip ceiling (+inf for RELU) or ELU's alpha, rounded to float */
     float c_lo;     /* coef - c: ELU's backward forms y + coef, which cancels where y nears -coef */
     float c_up;     /* the least float above coef (CLIPPED_RELU backward's x < coef), c itself if coef <= c */
-    double sb;      /* swish beta */
+    float sb;       /* swish beta, rounded to float */
     int prop;       /* PROPAGATE_NAN (RELU and CLIPPED_RELU forward) */
 } act_par;
 
-/* Swish's z = sb x is formed in double and e^-|z| taken as e^-ah (1 - al), |z| = ah + al split in two floats:
- * float's rounding of sb x (2^-24 |z| in the exponent) would otherwise cost up to ~100 ulp for |z| near 100.
- * |z| is capped at 2^100 (exact in float; e^-|z| is 0 well before) so that ah stays finite; z itself, as a float
- * multiplier, is capped at +-FLT_MAX where finite (sb x may exceed it: the double path then gives 1, not NaN). */
+/* Swish's z = sb x in float (sb rounded to float; act_setup sends |sb| outside [FLT_MIN, FLT_MAX] to the double path):
+ * e^-|z| then carries a relative error of up to about |z| 2^-23 from z's rounding, which only matters where z < 0 and
+ * the result, x e^z / (1 + e^z), is already small against x (16 + 2|z| ulp of the result). A double z (exact) made
+ * the forward about 2x slower (double vectors of 4 lanes and conversions). */
 typedef struct {
-    float nah;  /* -ah */
-    float corr; /* 1 - al */
-    float z;
+    float nah; /* -|z| */
+    float z;   /* z as a multiplier */
 } swish_z;
 
-INLINE swish_z swish_split(double sb, float x)
+INLINE swish_z swish_split(float sb, float x)
 {
-    const double z = sb * (double)x;
-    double az = fabs(z);
-    az = az > 0x1p100 ? 0x1p100 : az;
-    const float ah = (float)az;
-    double zc = z > FLT_MAX && z < INFINITY ? FLT_MAX : z;
-    zc = zc < -FLT_MAX && zc > -INFINITY ? -FLT_MAX : zc;
-    return (swish_z){-ah, 1.f - (float)(az - (double)ah), (float)zc};
+    const float z = sb * x;
+    /* z as a multiplier capped at +-FLT_MAX where x is finite (sb x may overflow float: the double path then gives a
+     * zero term, not NaN); x = +-inf keeps z infinite, as the double path */
+    const float zf = z > FLT_MAX ? FLT_MAX : z < -FLT_MAX ? -FLT_MAX : z, zc = fabsf(x) == INFINITY ? z : zf;
+    return (swish_z){-fabsf(z), zc};
 }
 
 /* act(x) for mode m, as fdnn_act_fwd */
@@ -76,8 +76,8 @@ INLINE float act_fwd(int m, act_par p, float x)
         return x > 0.f ? x : p.c * (fdnn_expm1f_neg(x) + 0.f);
     case CUDNN_ACTIVATION_SWISH: { /* x / (1 + e^-z) = x e^z / (1 + e^z) for z < 0: x e^z formed without underflow */
         const swish_z z = swish_split(p.sb, x);
-        const float num = z.z >= 0.f ? x : fdnn_scaled_expf_neg(x, z.nah, z.corr);
-        return num / (1.f + fdnn_scaled_expf_neg(1.f, z.nah, z.corr)); /* +-inf: x (sb x = +inf) or +-inf * 0 = NaN, as the double path */
+        const float num = z.z >= 0.f ? x : fdnn_scaled_expf_neg(x, z.nah, 1.f);
+        return num / (1.f + fdnn_scaled_expf_neg(1.f, z.nah, 1.f)); /* +-inf: x (sb x = +inf) or +-inf * 0 = NaN, as the double path */
     }
     default: { /* RELU (c = +inf), CLIPPED_RELU; NaN fails every compare */
         const float v = x <= 0.f ? 0.f : x >= p.c ? p.c : x;
@@ -95,15 +95,18 @@ INLINE float act_bwd(int m, act_par p, float x, float y, float dy)
     case CUDNN_ACTIVATION_ELU: return x > 0.f ? dy : dy * ((y + p.c) + p.c_lo);
     case CUDNN_ACTIVATION_SWISH: { /* s + z s (1 - s), s = sigmoid(z), 1 - s = sigmoid(-z) without cancellation */
         const swish_z zs = swish_split(p.sb, x);
-        const float z = zs.z, e = fdnn_scaled_expf_neg(1.f, zs.nah, zs.corr), inv = 1.f / (1.f + e);
+        const float z = zs.z, e = fdnn_scaled_expf_neg(1.f, zs.nah, 1.f), inv = 1.f / (1.f + e);
         /* s below e^-60: s and the derivative scaled by 2^64 (back after the product with dy), so that they stay
          * normal floats where dy * act' is one (|dy| < 1e17). Where even the scaled derivative underflows, it is
          * still negative in the double path (until s = 0 there, z < -709.78): -2^-149 keeps that sign, so that
          * dy = +-inf gives -+inf and dy = +-0 gives -+0 as there */
         const int small = z < -60.f;
-        const float sp = (z >= 0.f ? 1.f : fdnn_scaled_expf_neg(small ? 0x1p64f : 1.f, zs.nah, zs.corr)) * inv, sm = (z >= 0.f ? e : 1.f) * inv;
+        const float sp = (z >= 0.f ? 1.f : fdnn_scaled_expf_neg(small ? 0x1p64f : 1.f, zs.nah, 1.f)) * inv, sm = (z >= 0.f ? e : 1.f) * inv;
         float g = sp + z * sp * sm;
-        g = small && g == 0.f && z > -709.78f ? -0x1p-149f : g;
+        {   /* (the constant chosen first, then one select on g == 0: the form GCC vectorizes; g == 0 is +0 here) */
+            const float t0 = z > -709.78f ? -0x1p-149f : 0.f, t = small ? t0 : 0.f;
+            g = g == 0.f ? t : g;
+        }
         return dy * g * (small ? 0x1p-64f : 1.f);
     }
     case CUDNN_ACTIVATION_RELU: return x > 0.f ? dy : 0.f;
@@ -158,11 +161,12 @@ static int act_setup(int mode, double coef, double sb, int prop, double a, doubl
     default: return 0;
     }
     if (!(fabs(coef) <= FLT_MAX)) return 0;
+    if (mode == CUDNN_ACTIVATION_SWISH && !(fabs(sb) >= FLT_MIN && fabs(sb) <= FLT_MAX)) return 0;
     p->a = (float)a, p->b = (float)b; /* the FLOAT tensors' alpha and beta are floats */
     p->c = mode == CUDNN_ACTIVATION_RELU ? INFINITY : (float)coef;
     p->c_lo = (float)(coef - (double)p->c);
     p->c_up = (double)p->c < coef ? nextafterf(p->c, INFINITY) : p->c;
-    p->sb = sb;
+    p->sb = (float)sb;
     p->prop = prop;
     return 1;
 }
