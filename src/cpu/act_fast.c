@@ -21,7 +21,7 @@
  * path forms exp(x) - 1.0, which loses relative precision for |x| below ~1e-4 (and gives +0 for |x| < 1.1e-16): there
  * this path is the more accurate one, and the figure above is against coef * expm1(x). Swish's x sigmoid(sb x) keeps
  * its precision where sigmoid(sb x) is subnormal (sb < 1: x e^z formed scaled), its backward for |dy| < 1e17; swish
- * beta outside [FLT_MIN, FLT_MAX] in magnitude takes the double path. Alpha and beta add a float rounding each
+ * beta outside [1e-10, FLT_MAX] in magnitude takes the double path. Alpha and beta add a float rounding each
  * (y = alpha*act + beta*y in float). */
 #include <float.h>
 #include <math.h>
@@ -42,7 +42,7 @@ typedef struct {
     int prop;       /* PROPAGATE_NAN (RELU and CLIPPED_RELU forward) */
 } act_par;
 
-/* Swish's z = sb x in float (sb rounded to float; act_setup sends |sb| outside [FLT_MIN, FLT_MAX] to the double path):
+/* Swish's z = sb x in float (sb rounded to float; act_setup sends |sb| outside [1e-10, FLT_MAX] to the double path):
  * e^-|z| then carries a relative error of up to about |z| 2^-23 from z's rounding, which only matters where z < 0 and
  * the result, x e^z / (1 + e^z), is already small against x (16 + 2|z| ulp of the result). A double z (exact) made
  * the forward about 2x slower (double vectors of 4 lanes and conversions). */
@@ -74,10 +74,12 @@ INLINE float act_fwd(int m, act_par p, float x)
     }
     case CUDNN_ACTIVATION_ELU: /* + 0: a -0 from e^-0 - 1 is +0, as the double path's exp(x) - 1.0 gives */
         return x > 0.f ? x : p.c * (fdnn_expm1f_neg(x) + 0.f);
-    case CUDNN_ACTIVATION_SWISH: { /* x / (1 + e^-z) = x e^z / (1 + e^z) for z < 0: x e^z formed without underflow */
+    case CUDNN_ACTIVATION_SWISH: { /* x / (1 + e^-z) = x e^z / (1 + e^z) for z < 0 */
+        /* e^-|z| 2^64 (a normal float down to z = -131): x e^z keeps its precision where e^z is subnormal (|sb| >= 1e-10
+         * puts every result of z < -131 below one subnormal step). One exp: two scaled ones cost 3x the time */
         const swish_z z = swish_split(p.sb, x);
-        const float num = z.z >= 0.f ? x : fdnn_scaled_expf_neg(x, z.nah, 1.f);
-        return num / (1.f + fdnn_scaled_expf_neg(1.f, z.nah, 1.f)); /* +-inf: x (sb x = +inf) or +-inf * 0 = NaN, as the double path */
+        const float ep = fdnn_scaled_expf_neg(0x1p64f, z.nah, 1.f);
+        return (z.z >= 0.f ? x : (x * ep) * 0x1p-64f) / (1.f + ep * 0x1p-64f); /* +-inf: x (sb x = +inf) or +-inf * 0 = NaN, as the double path */
     }
     default: { /* RELU (c = +inf), CLIPPED_RELU; NaN fails every compare */
         const float v = x <= 0.f ? 0.f : x >= p.c ? p.c : x;
@@ -95,13 +97,14 @@ INLINE float act_bwd(int m, act_par p, float x, float y, float dy)
     case CUDNN_ACTIVATION_ELU: return x > 0.f ? dy : dy * ((y + p.c) + p.c_lo);
     case CUDNN_ACTIVATION_SWISH: { /* s + z s (1 - s), s = sigmoid(z), 1 - s = sigmoid(-z) without cancellation */
         const swish_z zs = swish_split(p.sb, x);
-        const float z = zs.z, e = fdnn_scaled_expf_neg(1.f, zs.nah, 1.f), inv = 1.f / (1.f + e);
+        /* one exp, e^-|z| 2^64, as in the forward: e = e^-|z| itself where s is not small */
+        const float ep = fdnn_scaled_expf_neg(0x1p64f, zs.nah, 1.f), z = zs.z, e = ep * 0x1p-64f, inv = 1.f / (1.f + e);
         /* s below e^-60: s and the derivative scaled by 2^64 (back after the product with dy), so that they stay
          * normal floats where dy * act' is one (|dy| < 1e17). Where even the scaled derivative underflows, it is
          * still negative in the double path (until s = 0 there, z < -709.78): -2^-149 keeps that sign, so that
          * dy = +-inf gives -+inf and dy = +-0 gives -+0 as there */
         const int small = z < -60.f;
-        const float sp = (z >= 0.f ? 1.f : fdnn_scaled_expf_neg(small ? 0x1p64f : 1.f, zs.nah, 1.f)) * inv, sm = (z >= 0.f ? e : 1.f) * inv;
+        const float sp = (z >= 0.f ? 1.f : small ? ep : e) * inv, sm = (z >= 0.f ? e : 1.f) * inv;
         float g = sp + z * sp * sm;
         {   /* (the constant chosen first, then one select on g == 0: the form GCC vectorizes; g == 0 is +0 here) */
             const float t0 = z > -709.78f ? -0x1p-149f : 0.f, t = small ? t0 : 0.f;
@@ -161,7 +164,7 @@ static int act_setup(int mode, double coef, double sb, int prop, double a, doubl
     default: return 0;
     }
     if (!(fabs(coef) <= FLT_MAX)) return 0;
-    if (mode == CUDNN_ACTIVATION_SWISH && !(fabs(sb) >= FLT_MIN && fabs(sb) <= FLT_MAX)) return 0;
+    if (mode == CUDNN_ACTIVATION_SWISH && !(fabs(sb) >= 1e-10 && fabs(sb) <= FLT_MAX)) return 0;
     p->a = (float)a, p->b = (float)b; /* the FLOAT tensors' alpha and beta are floats */
     p->c = mode == CUDNN_ACTIVATION_RELU ? INFINITY : (float)coef;
     p->c_lo = (float)(coef - (double)p->c);
