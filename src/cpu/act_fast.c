@@ -65,7 +65,7 @@ INLINE float act_fwd(int m, act_par p, float x)
 {
     switch (m) {
     case CUDNN_ACTIVATION_SIGMOID: { /* 1 / (1 + e^-x) = e^x / (1 + e^x): e = e^-|x| <= 1 never overflows */
-        const float e = fdnn_scaled_expf_neg(1.f, -fabsf(x), 1.f);
+        const float e = fdnn_scaled_expf_neg(1.f, -fabsf(x));
         return (x >= 0.f ? 1.f : e) / (1.f + e);
     }
     case CUDNN_ACTIVATION_TANH: { /* tanh|x| = -t / (t + 2), t = e^-2|x| - 1 */
@@ -78,7 +78,7 @@ INLINE float act_fwd(int m, act_par p, float x)
         /* e^-|z| 2^64 (a normal float down to z = -131): x e^z keeps its precision where e^z is subnormal (|sb| >= 1e-10
          * puts every result of z < -131 below one subnormal step). One exp: two scaled ones cost 3x the time */
         const swish_z z = swish_split(p.sb, x);
-        const float ep = fdnn_scaled_expf_neg(0x1p64f, z.nah, 1.f);
+        const float ep = fdnn_scaled_expf_neg(0x1p64f, z.nah);
         return (z.z >= 0.f ? x : (x * ep) * 0x1p-64f) / (1.f + ep * 0x1p-64f); /* +-inf: x (sb x = +inf) or +-inf * 0 = NaN, as the double path */
     }
     default: { /* RELU (c = +inf), CLIPPED_RELU; NaN fails every compare */
@@ -98,7 +98,7 @@ INLINE float act_bwd(int m, act_par p, float x, float y, float dy)
     case CUDNN_ACTIVATION_SWISH: { /* s + z s (1 - s), s = sigmoid(z), 1 - s = sigmoid(-z) without cancellation */
         const swish_z zs = swish_split(p.sb, x);
         /* one exp, e^-|z| 2^64, as in the forward: e = e^-|z| itself where s is not small */
-        const float ep = fdnn_scaled_expf_neg(0x1p64f, zs.nah, 1.f), z = zs.z, e = ep * 0x1p-64f, inv = 1.f / (1.f + e);
+        const float ep = fdnn_scaled_expf_neg(0x1p64f, zs.nah), z = zs.z, e = ep * 0x1p-64f, inv = 1.f / (1.f + e);
         /* s below e^-60: s and the derivative scaled by 2^64 (back after the product with dy), so that they stay
          * normal floats where dy * act' is one (|dy| < 1e17). Where even the scaled derivative underflows, it is
          * still negative in the double path (until s = 0 there, z < -709.78): -2^-149 keeps that sign, so that

@@ -92,17 +92,16 @@ static inline __attribute__((always_inline)) float fdnn_expm1f_neg(float x)
     return s * fdnn_expm1f_reduced(r) + (s - 1.f);
 }
 
-/* s * e^y * c for y <= 0 (NaN gives NaN), c a correction within a few ulps of 1: rounded as
- * ((s 2^k1) (e^r c)) 2^k2, k1 + k2 = k = round(y / ln2) split so that both powers are normal floats for y
- * down to -174. So s e^y keeps its precision wherever it is a normal float, e^y itself subnormal or 0
- * included (swish's x sigmoid(z) for z < -87); below -174 the result is s * 0. */
-static inline __attribute__((always_inline)) float fdnn_scaled_expf_neg(float s, float y, float c)
+/* s * e^y for y <= 0 (NaN gives NaN): rounded as ((s 2^k1) e^r) 2^k2, k1 + k2 = k = round(y / ln2) split so that
+ * both powers are normal floats for y down to -174. So s e^y keeps its precision wherever it is a normal float, e^y
+ * itself subnormal included (swish takes s = 2^64 for that); below -174 the result is s * 0. */
+static inline __attribute__((always_inline)) float fdnn_scaled_expf_neg(float s, float y)
 {
     const float yc = y < -174.f ? -174.f : y;
     uint32_t ku;
     const float r = fdnn_exp_split(yc, &ku);
     const int32_t k = (int32_t)ku, k1 = k >> 1, k2 = k - k1;
-    const float v = s * fdnn_bits_f((uint32_t)(k1 + 127) << 23) * (fdnn_expf_reduced(r) * c) * fdnn_bits_f((uint32_t)(k2 + 127) << 23);
+    const float v = s * fdnn_bits_f((uint32_t)(k1 + 127) << 23) * fdnn_expf_reduced(r) * fdnn_bits_f((uint32_t)(k2 + 127) << 23);
     return y < -174.f ? s * 0.f : v;
 }
 #endif
