@@ -1,4 +1,4 @@
-/* Memory-bound ops on the CPU backend (issue #4): activation, softmax, max pooling, batch norm, the
+/* Memory-bound ops on the CPU backend (issue #4): activation (RELU, SIGMOID, TANH, ELU, SWISH), softmax, max pooling, batch norm, the
  * whole-tensor ops (add, op, transform, scale, set), cudnnReduceTensor, LRN, divisive normalization and the
  * spatial transformer's sampler on one FLOAT NCHW (or NHWC) tensor, each timed as the
  * minimum over repeated calls with the benchmark's OpenMP threads, printed as ms and as GB/s of the bytes
@@ -31,7 +31,7 @@ static double now(void)
         }                                                                                                                        \
     } while (0)
 
-enum { OP_ACT_FWD, OP_ACT_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_SM_FAST, OP_SM_LOG, OP_SM_LOG_INST, OP_SM_BWD_INST, OP_SM_BWD_LOG, OP_SM_BWD_LOG_INST, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
+enum { OP_ACT_FWD, OP_ACT_BWD, OP_SIG_FWD, OP_SIG_BWD, OP_TANH_FWD, OP_TANH_BWD, OP_ELU_FWD, OP_ELU_BWD, OP_SWISH_FWD, OP_SWISH_BWD, OP_SM_CHAN, OP_SM_INST, OP_SM_BWD, OP_SM_FAST, OP_SM_LOG, OP_SM_LOG_INST, OP_SM_BWD_INST, OP_SM_BWD_LOG, OP_SM_BWD_LOG_INST, OP_POOL, OP_POOL_BWD, OP_AVG, OP_MAX3_BWD, OP_AVG_BWD, OP_BN_TRAIN, OP_BN_BWD,
        OP_ADD_BIAS, OP_ADD_SAME, OP_OPT_ADD, OP_OPT_MUL_BIAS, OP_XFORM_SAME, OP_XFORM_OTHER, OP_SCALE, OP_SET,
        OP_RED_C, OP_RED_NC, OP_RED_ALL, OP_RED_MAX_NC, OP_LRN, OP_LRN_BWD, OP_DIVN, OP_DIVN_BWD, OP_STF, OP_STF_BWD, OP_COUNT };
 
@@ -78,6 +78,12 @@ int main(int argc, char **argv)
     cudnnActivationDescriptor_t ad;
     CK(cudnnCreateActivationDescriptor(&ad));
     CK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    cudnnActivationDescriptor_t ads[4]; /* SIGMOID, TANH, ELU (alpha 1), SWISH (beta 1) */
+    const cudnnActivationMode_t amodes[4] = {CUDNN_ACTIVATION_SIGMOID, CUDNN_ACTIVATION_TANH, CUDNN_ACTIVATION_ELU, CUDNN_ACTIVATION_SWISH};
+    for (int i = 0; i < 4; i++) {
+        CK(cudnnCreateActivationDescriptor(&ads[i]));
+        CK(cudnnSetActivationDescriptor(ads[i], amodes[i], CUDNN_NOT_PROPAGATE_NAN, 1.0));
+    }
     cudnnPoolingDescriptor_t pd, avgd;
     CK(cudnnCreatePoolingDescriptor(&pd));
     CK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2));
@@ -122,6 +128,14 @@ int main(int argc, char **argv)
 
     const char *names[OP_COUNT] = {"activation fwd (RELU)",
                                    "activation bwd (RELU)",
+                                   "activation fwd (SIGMOID)",
+                                   "activation bwd (SIGMOID)",
+                                   "activation fwd (TANH)",
+                                   "activation bwd (TANH)",
+                                   "activation fwd (ELU)",
+                                   "activation bwd (ELU)",
+                                   "activation fwd (SWISH)",
+                                   "activation bwd (SWISH)",
                                    "softmax fwd (ACCURATE, CHANNEL)",
                                    "softmax fwd (ACCURATE, INSTANCE)",
                                    "softmax bwd (ACCURATE, CHANNEL)",
@@ -157,7 +171,7 @@ int main(int argc, char **argv)
                                    "spatial tf sampler fwd",
                                    "spatial tf sampler bwd"};
     const double tb = 4.0 * (double)n; /* bytes of one tensor */
-    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 3 * tb, 3 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
+    const double bytes[OP_COUNT] = {2 * tb, 4 * tb, 2 * tb, 4 * tb, 2 * tb, 4 * tb, 2 * tb, 4 * tb, 2 * tb, 4 * tb, 2 * tb, 2 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 3 * tb, 3 * tb, 3 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2.5 * tb, 1.25 * tb, 2 * tb, 3 * tb,
                                     2 * tb, 3 * tb, 3 * tb, 2 * tb, 2 * tb, 2 * tb, 2 * tb, 1 * tb, tb, tb, tb, tb,
                                     2 * tb, 3 * tb, 3 * tb, 5 * tb, 2 * tb, 3 * tb};
 #ifdef _OPENMP
@@ -177,6 +191,14 @@ int main(int argc, char **argv)
             switch (op) {
             case OP_ACT_FWD: CK(cudnnActivationForward(h, ad, &one, t, x, &zero, t, y)); break;
             case OP_ACT_BWD: CK(cudnnActivationBackward(h, ad, &one, t, y, t, dy, t, x, &zero, t, dx)); break;
+            case OP_SIG_FWD:
+            case OP_TANH_FWD:
+            case OP_ELU_FWD:
+            case OP_SWISH_FWD: CK(cudnnActivationForward(h, ads[(op - OP_SIG_FWD) / 2], &one, t, x, &zero, t, y)); break;
+            case OP_SIG_BWD:
+            case OP_TANH_BWD:
+            case OP_ELU_BWD:
+            case OP_SWISH_BWD: CK(cudnnActivationBackward(h, ads[(op - OP_SIG_FWD) / 2], &one, t, y, t, dy, t, x, &zero, t, dx)); break;
             case OP_SM_CHAN: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t, x, &zero, t, y)); break;
             case OP_SM_INST: CK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, t, x, &zero, t, y)); break;
             case OP_SM_BWD:
@@ -238,6 +260,7 @@ int main(int argc, char **argv)
     cudnnDestroyLRNDescriptor(lrnd);
     cudnnDestroySpatialTransformerDescriptor(std_);
     cudnnDestroyActivationDescriptor(ad);
+    for (int i = 0; i < 4; i++) cudnnDestroyActivationDescriptor(ads[i]);
     cudnnDestroyPoolingDescriptor(pd);
     cudnnDestroyPoolingDescriptor(avgd);
     cudnnDestroyPoolingDescriptor(maxd3);

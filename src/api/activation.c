@@ -1,5 +1,6 @@
 /* cudnnActivationForward/Backward on the CPU and CUDA (src/cuda/ops_elementwise.cu) backends: y = alpha*act(x) + beta*y and
- * dx = alpha*act'(x)*dy + beta*dx with the scalar math of core/activation_math.h.
+ * dx = alpha*act'(x)*dy + beta*dx with the scalar math of core/activation_math.h. On the CPU, FLOAT tensors dense in
+ * one layout take src/cpu/act_fast.c's float loops (FREEDNN_CPU_FAST_PATH=0: the double loops below, 2: required).
  * IDENTITY is documented by cuDNN as not working with these two functions (it exists for
  * cudnnConvolutionBiasActivationForward): it is rejected with NOT_SUPPORTED. */
 #include <stdint.h>
@@ -63,6 +64,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationForward: this build has no CUDA backend");
 #endif
     }
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_act_fwd_f32((int)mode, coef, sb, prop, a, xDesc, x, b, yDesc, y)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     int64_t n = fdnn_tensor_elems(xDesc);
     if (xDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_flat(xDesc, yDesc)) {
         /* dense FLOAT (NCHW, NHWC, ...) in one layout, walked in memory order: the same double arithmetic and single rounding, without the double copies */
@@ -136,6 +140,9 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
         return FDNN_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnActivationBackward: this build has no CUDA backend");
 #endif
     }
+    const int fast = fdnn_ops_fast_mode();
+    if (fast && fdnn_cpu_act_bwd_f32((int)mode, coef, sb, a, yDesc, y, dyDesc, dy, xDesc, x, b, dxDesc, dx)) return CUDNN_STATUS_SUCCESS;
+    FDNN_CHECK(fdnn_ops_fast_missed(fast));
     if (dxDesc->dtype == CUDNN_DATA_FLOAT && fdnn_ops_flat(yDesc, dxDesc) && fdnn_ops_flat(dyDesc, dxDesc) &&
         fdnn_ops_flat(xDesc, dxDesc)) {
         const float *yf = y, *dyf = dy, *xf = x;

@@ -44,6 +44,15 @@ int fdnn_cpu_set_f32(const fdnn_tensor *yd, void *y, double v);
  * gate = x; backward: v = dy, gate = x). y may be v or gate itself. */
 void fdnn_cpu_relu_f32(const float *v, const float *gate, float *y, int64_t n, float a);
 
+/* cudnnActivationForward / Backward (src/cpu/act_fast.c) on FLOAT tensors dense in one layout (x, y, dy, dx all
+ * fdnn_ops_flat), every mode but IDENTITY, in float lanes: RELU NOT_PROPAGATE_NAN with beta 0 through
+ * fdnn_cpu_relu_f32, the rest within a few ulps of src/api/activation.c's double path (bounds in act_fast.c), NaN,
+ * infinities and signed zeros as it gives them. y not read when beta == 0; in place (x == y, dy == dx) allowed. */
+int fdnn_cpu_act_fwd_f32(int mode, double coef, double sb, int prop, double a, const fdnn_tensor *xd, const void *x, double b,
+                         const fdnn_tensor *yd, void *y);
+int fdnn_cpu_act_bwd_f32(int mode, double coef, double sb, double a, const fdnn_tensor *yd, const void *y, const fdnn_tensor *dyd, const void *dy,
+                         const fdnn_tensor *xd, const void *x, double b, const fdnn_tensor *dxd, void *dx);
+
 /* cudnnReduceTensor (src/cpu/reduce_fast.c) on a dense (any dim order, no gaps) FLOAT A into a dense FLOAT C not
  * overlapping it, compute type FLOAT: op a cudnnReduceTensorOp_t, prop PROPAGATE_NAN, c = alpha*reduce(a) + beta*c
  * (c not read when beta == 0), idx (NULL: none) the MIN/MAX/AMAX flattened indices in C's packed order, all as
@@ -74,8 +83,8 @@ int fdnn_cpu_stf_sampler_bwd_f32(const struct cudnnSpatialTransformerStruct *st,
                                  const fdnn_tensor *dxd, void *dx, double a_dg, const fdnn_tensor *dyd, const void *dy, const void *grid,
                                  double b_dg, void *dgrid);
 
-/* FREEDNN_CPU_FAST_PATH, read at every call by the softmax, LRN, divisive-normalization, spatial-transformer and
- * pooling backward APIs: 0
+/* FREEDNN_CPU_FAST_PATH, read at every call by the activation, softmax, LRN, divisive-normalization,
+ * spatial-transformer and pooling backward APIs: 0
  * turns their FLOAT fast paths off (the general path runs), 2 makes them required (a call they do not take
  * fails with CUDNN_STATUS_NOT_SUPPORTED, so that a test can tell which path ran); unset or anything else: on.
  * fdnn_ops_fast_missed(mode) is the status after a fast path declined: that failure under 2, else SUCCESS. */

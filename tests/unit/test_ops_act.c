@@ -1,7 +1,8 @@
 /* cudnnActivationForward/Backward: SIGMOID, RELU, TANH, CLIPPED_RELU, ELU,
  * SWISH in FLOAT/DOUBLE/HALF/BFLOAT16 over 3..8-D tensors with independent x/y layouts,
  * alpha/beta with NaN prefill, NaN propagation, finite-difference gradient checks (double),
- * IDENTITY rejected (NOT_SUPPORTED) and the error paths. */
+ * IDENTITY rejected (NOT_SUPPORTED) and the error paths; on the CPU, the FLOAT fast path of every mode against the
+ * reference and the double path over special values, alpha/beta, in place and non-multiple-of-8 sizes. */
 #include "test_ops_util.h"
 #include "ops_ref.h"
 
@@ -248,6 +249,130 @@ static void relu_big_case(cudnnHandle_t h, int lay)
     cudnnDestroyActivationDescriptor(ad);
 }
 
+/* The CPU FLOAT fast path (src/cpu/act_fast.c) for one mode, direction, layout and alpha/beta: required
+ * (FREEDNN_CPU_FAST_PATH=2) and checked element by element against the reference (within 16 float ulps of the
+ * magnitude of the terms: |alpha act| + |beta y|, for swish's backward |alpha dy| (s + |z s (1 - s)|), plus 8
+ * subnormal steps; th_tolerance("act") allows 1e-5 of the largest output), then against the double path (FREEDNN_CPU_FAST_PATH=0):
+ * the same NaN / infinity / zero classes, zero signs included, wherever x (or dy) is special. x mixes uniform
+ * values, tiny to huge powers of two, the saturation and exp over/underflow points and specials (NaN, +-inf,
+ * +-0, subnormals, +-3e38, the clip ceiling and its neighbours); beta 0 with NaN in y; in place (y = x, dx = dy). */
+typedef struct { int mode; double coef, sb; int prop; } act_cfg;
+
+static double act_grad_ref(const act_cfg *c, double x, double y)
+{
+    switch (c->mode) { /* the y-based derivatives from the y given, as the API defines them */
+    case RA_SIGMOID: return y * (1 - y);
+    case RA_TANH: return 1 - y * y;
+    case RA_ELU: return x > 0 ? 1 : y + c->coef;
+    default: return ref_act_grad(c->mode, c->coef, c->sb, x);
+    }
+}
+
+static int act_special(double v) { return v == 0 || !isfinite(v); }
+
+/* 0 unless got and want differ in class: NaN, an infinity, a zero and its sign, or finite nonzero */
+static int act_class_differs(double g, double w)
+{
+    if (isnan(g) || isnan(w)) return isnan(g) != isnan(w);
+    if (isinf(g) || isinf(w) || g == 0 || w == 0) return !(g == w && signbit(g) == signbit(w));
+    return 0;
+}
+
+static void act_fast_case(cudnnHandle_t h, const act_cfg *c, int bwd, int lay, double alpha, double beta, int inplace, const int *dim)
+{
+    tt X, Y, DY, O; /* O: the output (y forward, dx backward) */
+    tt_make(h, &X, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &Y, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &DY, CUDNN_DATA_FLOAT, 4, dim, lay);
+    tt_make(h, &O, CUDNN_DATA_FLOAT, 4, dim, lay);
+    const int64_t n = X.n;
+    double *x = dalloc(n), *y = dalloc(n), *dy = dalloc(n), *prior = dalloc(n), *want = dalloc(n), *mag = dalloc(n), *fast = dalloc(n),
+           *slow = dalloc(n);
+    const double sat[] = {0.34657359, 1.2785 / c->sb, 9, 17.328680, 43.5, 87.336544, 88.722839, 103.97208, 92 / c->sb, c->coef};
+    const double spec[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-40, -1e-40, 1e-30, -1e-30, 3e38, -3e38, 1e30, -1e30,
+                           (float)c->coef, nextafterf((float)c->coef, 0), nextafterf((float)c->coef, 1e9f), -87.5, 90};
+    const int nspec = (int)(sizeof spec / sizeof *spec);
+    for (int64_t i = 0; i < n; i++) {
+        const int k = (int)(i % 16);
+        double v = k < 6 ? th_uniform(-6, 6) : k < 9 ? ldexp(1.0, th_randint(-40, 7)) * th_uniform(1, 2)
+                 : k == 9 ? th_uniform(-120, 120) : k == 10 ? sat[th_randint(0, 9)] * (1 + th_uniform(-1e-3, 1e-3)) : th_uniform(-3, 3);
+        if (th_randint(0, 1)) v = -v;
+        x[i] = i % 37 == 3 ? spec[(i / 37) % nspec] : (double)(float)v;
+        dy[i] = i % 41 == 5 ? spec[(i / 41) % 5] : (double)(float)(th_uniform(0.1, 3) * (th_randint(0, 1) ? -1 : 1));
+        y[i] = (double)(float)ref_act(c->mode, c->coef, c->sb, 1, x[i]);
+        prior[i] = beta != 0 ? (double)(float)th_uniform(-2, 2) : NAN;
+    }
+    if (inplace) memcpy(prior, bwd ? dy : x, sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        double v, m;
+        if (bwd) {
+            const double g = act_grad_ref(c, x[i], y[i]);
+            v = (c->mode == RA_RELU || c->mode == RA_CLIPPED) ? (g != 0 ? dy[i] : 0.0) : dy[i] * g;
+            m = fabs(alpha * v);
+            if (c->mode == RA_SWISH) {
+                const double s = 1 / (1 + exp(-c->sb * x[i]));
+                m = fabs(alpha * dy[i]) * (s + fabs(c->sb * x[i] * s * (1 - s)));
+            }
+        } else {
+            v = ref_act(c->mode, c->coef, c->sb, c->prop, x[i]);
+            m = fabs(alpha * v);
+        }
+        want[i] = alpha * v + (beta != 0 ? beta * prior[i] : 0);
+        if (fabs(want[i]) >= 0x1.ffffffp127) want[i] = copysign(INFINITY, want[i]); /* rounds to float's infinity */
+        mag[i] = m + (beta != 0 ? fabs(beta * prior[i]) : 0);
+    }
+    cudnnActivationDescriptor_t ad;
+    TH_OK(cudnnCreateActivationDescriptor(&ad));
+    TH_OK(cudnnSetActivationDescriptor(ad, (cudnnActivationMode_t)c->mode, c->prop ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN, c->coef));
+    TH_OK(cudnnSetActivationDescriptorSwishBeta(ad, c->sb));
+    const float a = (float)alpha, b = (float)beta;
+    for (int pass = 0; pass < 2; pass++) {
+        th_cpu_fast_path(pass ? "0" : "2");
+        tt_fill(h, &X, x, 0);
+        tt_fill(h, &Y, y, 0);
+        tt_fill(h, &DY, dy, 0);
+        tt_fill(h, &O, prior, 0);
+        if (bwd) TH_OK(cudnnActivationBackward(h, ad, &a, Y.d, Y.dev, DY.d, DY.dev, X.d, X.dev, &b, O.d, inplace ? DY.dev : O.dev));
+        else TH_OK(cudnnActivationForward(h, ad, &a, X.d, X.dev, &b, O.d, inplace ? X.dev : O.dev));
+        tt_read(h, inplace ? (bwd ? &DY : &X) : &O, pass ? slow : fast);
+    }
+    th_cpu_fast_path(NULL);
+    int64_t bad = -1, cls = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
+        const double g = fast[i], w = want[i];
+        /* swish: z = sb x is rounded to float, which costs up to about |z| ulp in e^z */
+        const double ulps = 16 + (c->mode == RA_SWISH ? 2 * fabs(c->sb * x[i]) : 0);
+        const int ok = isnan(w) ? isnan(g) : isinf(w) ? g == w : isfinite(g) && fabs(g - w) <= ulps * 0x1p-24 * mag[i] + 0x1p-146;
+        if (!ok) bad = i;
+    }
+    for (int64_t i = 0; i < n && cls < 0; i++)
+        if ((act_special(x[i]) || (bwd && act_special(dy[i]))) && act_class_differs(fast[i], slow[i])) cls = i;
+    TH_CHECK(bad < 0, "activation fast path mode=%d coef=%g sb=%g prop=%d %s %s n=%lld alpha=%g beta=%g%s: index %lld x=%.9g dy=%.9g got %.9g want %.9g",
+             c->mode, c->coef, c->sb, c->prop, bwd ? "bwd" : "fwd", ol_name[lay], (long long)n, alpha, beta, inplace ? " in place" : "",
+             (long long)bad, bad >= 0 ? x[bad] : 0.0, bad >= 0 ? dy[bad] : 0.0, bad >= 0 ? fast[bad] : 0.0, bad >= 0 ? want[bad] : 0.0);
+    TH_CHECK(cls < 0, "activation fast vs double path mode=%d %s %s alpha=%g beta=%g%s: index %lld x=%.9g dy=%.9g fast %.9g double %.9g", c->mode,
+             bwd ? "bwd" : "fwd", ol_name[lay], alpha, beta, inplace ? " in place" : "", (long long)cls, cls >= 0 ? x[cls] : 0.0,
+             cls >= 0 ? dy[cls] : 0.0, cls >= 0 ? fast[cls] : 0.0, cls >= 0 ? slow[cls] : 0.0);
+    free(x), free(y), free(dy), free(prior), free(want), free(mag), free(fast), free(slow);
+    tt_free(h, &X), tt_free(h, &Y), tt_free(h, &DY), tt_free(h, &O);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
+static void act_fast_cases(cudnnHandle_t h)
+{
+    static const act_cfg cfg[] = {{RA_SIGMOID, 0, 1, 1},   {RA_TANH, 0, 1, 1},    {RA_ELU, 0.7, 1, 1},     {RA_SWISH, 0, 1.3, 1}, {RA_SWISH, 0, 0.5, 0},
+                                  {RA_CLIPPED, 0.7, 1, 0}, {RA_CLIPPED, 0.7, 1, 1}, {RA_RELU, 0, 1, 1}, {RA_RELU, 0, 1, 0}};
+    static const double ab[4][2] = {{1, 0}, {0.5, 0}, {2, 0.5}, {-1.5, -1}};
+    const int big[4] = {3, 23, 37, 41}, small[4] = {1, 3, 1, 5}; /* 104673 elements: 7 blocks of 16384, the last 6369 (8k + 1) */
+    for (size_t m = 0; m < sizeof cfg / sizeof *cfg; m++)
+        for (int bwd = 0; bwd < 2; bwd++)
+            for (int lay = OL_NCHW; lay <= OL_NHWC; lay++) {
+                for (int k = 0; k < 4; k++) act_fast_case(h, &cfg[m], bwd, lay, ab[k][0], ab[k][1], 0, big);
+                act_fast_case(h, &cfg[m], bwd, lay, 0.5, lay ? 0.25 : 0, 1, big);
+                act_fast_case(h, &cfg[m], bwd, lay, -2, lay ? 0 : 1, 0, small);
+            }
+}
+
 int main(void)
 {
     th_seed(0xac7);
@@ -259,6 +384,7 @@ int main(void)
     errors(h);
     big_case(h);
     relu_big_case(h, OL_NCHW), relu_big_case(h, OL_NHWC);
+    if (!th_is_gpu(h)) act_fast_cases(h);
     cudnnDestroy(h);
     return th_finish();
 }
