@@ -386,11 +386,19 @@ static void pack_block(const void *ctx, int kb, float *d)
     if (sco == 1) {   /* along each kernel input channel's w row: R*S pieces of 32 floats */
         int n = g->co - kb * FDNN_NHWC_KB < FDNN_NHWC_KB ? g->co - kb * FDNN_NHWC_KB : FDNN_NHWC_KB;
         const float *w = j->w + (int64_t)kb * FDNN_NHWC_KB;
+        /* the pieces of row c + PD asked for ahead: a block takes 128 bytes a tap from each w row (backward data:
+         * rows of R*S*C floats), a stride the hardware prefetchers do not follow, so the loop waited on L3 */
+        enum { PD = 8 };
         for (int c = 0; c < ci; c++)
             for (int r = 0; r < R; r++)
                 for (int s = 0; s < S; s++) {
                     int rr = same ? r : R - 1 - r, ss = same ? s : S - 1 - s;
-                    pack_piece(w + c * sci + rr * ws[3] + ss * ws[4], n, d + (((int64_t)r * S + s) * ci + c) * FDNN_NHWC_KB);
+                    const float *src = w + c * sci + rr * ws[3] + ss * ws[4];
+                    if (c + PD < ci) {
+                        __builtin_prefetch(src + PD * sci);
+                        __builtin_prefetch(src + PD * sci + 16);
+                    }
+                    pack_piece(src, n, d + (((int64_t)r * S + s) * ci + c) * FDNN_NHWC_KB);
                 }
         return;
     }
