@@ -9,8 +9,12 @@
  * picking one by the CPU's features (an ifunc) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FDNN_CLONES __attribute__((target_clones("avx2", "default")))
+/* ... and for AVX-512F too (16 lanes, 32 registers, FMA contraction: results may differ from the AVX2 build's
+ * in the last bits) */
+#define FDNN_CLONES512 __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define FDNN_CLONES
+#define FDNN_CLONES512
 #endif
 
 /* softmax (src/cpu/softmax_cpu.c): tensors seen by fdnn_ops_ncs; INSTANCE also needs every tensor dense
