@@ -5,7 +5,6 @@
  * cudnnConvolutionBiasActivationForward): it is rejected with NOT_SUPPORTED. */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include "../core/fdnn.h"
 #include "../core/activation_math.h"
 #include "../cpu/ops_common.h"
@@ -14,16 +13,6 @@
 #ifdef FDNN_HAVE_CUDA
 #include "../cuda/cuda_ops.h"
 #endif
-
-/* v where keep, else +0: a bit mask rather than a branch, so that the RELU loops vectorize */
-static inline float keep_if(float v, int keep)
-{
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    u &= -(uint32_t)keep;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
 
 static cudnnStatus_t check_mode(const struct cudnnActivationStruct *d)
 {
@@ -72,15 +61,6 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handl
         /* dense FLOAT (NCHW, NHWC, ...) in one layout, walked in memory order: the same double arithmetic and single rounding, without the double copies */
         const float *xf = x;
         float *yf = y;
-        if (mode == CUDNN_ACTIVATION_RELU && !prop) { /* NaN > 0 is false: NaN -> 0 as NOT_PROPAGATE_NAN asks */
-            if (b != 0) {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-                for (int64_t i = 0; i < n; i++) yf[i] = (float)(a * (double)keep_if(xf[i], xf[i] > 0.f) + b * (double)yf[i]);
-            } else { /* alpha is a float here: the float product is the exact one rounded, as through double */
-                fdnn_cpu_relu_f32(xf, xf, yf, n, (float)a);
-            }
-            return CUDNN_STATUS_SUCCESS;
-        }
 #pragma omp parallel for schedule(static) if (n > 65536)
         for (int64_t i = 0; i < n; i++) {
             double v = a * fdnn_act_fwd(mode, coef, sb, prop, xf[i]);
@@ -148,15 +128,6 @@ FDNN_EXPORT cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t hand
         const float *yf = y, *dyf = dy, *xf = x;
         float *dxf = dx;
         const int64_t n = fdnn_tensor_elems(dxDesc);
-        if (mode == CUDNN_ACTIVATION_RELU) {
-            if (b != 0) {
-#pragma omp parallel for simd schedule(static) if (n > 65536)
-                for (int64_t i = 0; i < n; i++) dxf[i] = (float)(a * (double)keep_if(dyf[i], xf[i] > 0.f) + b * (double)dxf[i]);
-            } else { /* as in the forward */
-                fdnn_cpu_relu_f32(dyf, xf, dxf, n, (float)a);
-            }
-            return CUDNN_STATUS_SUCCESS;
-        }
 #pragma omp parallel for schedule(static) if (n > 65536)
         for (int64_t i = 0; i < n; i++) {
             double v = a * fdnn_act_bwd(mode, coef, sb, xf[i], yf[i], dyf[i]);
